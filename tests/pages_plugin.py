@@ -1,0 +1,83 @@
+"""pytest plugin (loaded with -p in pyproject.toml): every page of docs/ becomes tests.
+
+Per page: its guard, each runnable block, each autograd-graph diagram and each hand-trace
+table (harness.py says what each check means).
+"""
+
+import pytest
+
+import harness
+
+MARKERS = {
+    "raises": 'raises("TypeName", match="regex"): the block must raise exactly that, and shows it',
+    "warns": 'warns("TypeName", match="regex"): the block must emit that warning',
+    "cont": "the block continues the previous python block of the page (same namespace)",
+    "graph_of": 'graph_of("name"): a mermaid diagram that must equal the autograd graph of name',
+}
+
+
+def pytest_configure(config):
+    for name, text in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {text}")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".md" and harness.DOCS in file_path.resolve().parents:
+        return Page.from_parent(parent, path=file_path)
+    return None
+
+
+class Page(pytest.File):
+    def collect(self):
+        yield Check.from_parent(self, name="guard", run=lambda: _guard(self.path))
+        try:
+            blocks = harness.parse_page(self.path)
+        except (RuntimeError, harness.HarnessError):
+            return  # the guard item reports it
+        for b in blocks:
+            if b.syntax in harness.RUN_SYNTAX:
+                skip = b.mark("skip")
+                item = Check.from_parent(
+                    self, name=f"line {b.lineno}", run=lambda b=b: harness.check_block(blocks, b)
+                )
+                if skip is not None:
+                    item.add_marker(pytest.mark.skip(reason=f"{b.where}: {harness._reason(skip)}"))
+                yield item
+            elif b.syntax in harness.DIAGRAM_SYNTAX and b.mark("graph_of") is not None:
+                yield Check.from_parent(
+                    self, name=f"line {b.lineno} graph", run=lambda b=b: harness.check_graph_diagram(blocks, b)
+                )
+        try:
+            tables = harness.table_checks(self.path)
+        except harness.HarnessError as exc:
+            yield Check.from_parent(self, name="tables", run=lambda exc=exc: _raise(exc))
+            return
+        for table, check in tables:
+            yield Check.from_parent(self, name=f"line {table.lineno} {table.kind} table", run=check)
+
+
+def _guard(path):
+    problems = harness.guard(path)
+    if problems:
+        raise harness.HarnessError("\n".join(problems))
+
+
+def _raise(exc):
+    raise exc
+
+
+class Check(pytest.Item):
+    def __init__(self, *, run, **kwargs):
+        super().__init__(**kwargs)
+        self._run = run
+
+    def runtest(self):
+        self._run()
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, harness.HarnessError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.path, None, f"{self.path.name}::{self.name}"
