@@ -81,3 +81,39 @@ class Check(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"{self.path.name}::{self.name}"
+
+
+def fence_counts(pages):
+    """How the fences of ``pages`` are verified: run, outputs, expected errors, diagrams, skipped."""
+    counts = {"run": 0, "verified outputs": 0, "expected errors": 0, "expected warnings": 0,
+              "diagrams": 0, "graph diagrams checked": 0, "skipped": 0, "hand-trace tables": 0}
+    reasons = []
+    for page in pages:
+        blocks = harness.parse_page(page)
+        for b in blocks:
+            if b.mark("skip") is not None:
+                counts["skipped"] += 1
+                reasons.append(f"{b.where}: {harness._reason(b.mark('skip'))}")
+            elif b.syntax in harness.RUN_SYNTAX:
+                counts["run"] += 1
+                counts["expected errors"] += b.mark("raises") is not None
+                counts["expected warnings"] += b.mark("warns") is not None
+            elif b.syntax in harness.DIAGRAM_SYNTAX:
+                counts["diagrams"] += 1
+                counts["graph diagrams checked"] += b.mark("graph_of") is not None
+            counts["verified outputs"] += b.expected_output is not None
+        counts["hand-trace tables"] += len(harness.parse_tables(page))
+    return counts, reasons
+
+
+def pytest_terminal_summary(terminalreporter):
+    pages = sorted(harness.DOCS.rglob("*.md"))
+    try:
+        counts, reasons = fence_counts(pages)
+    except Exception as exc:  # noqa: BLE001 - the guard tests report broken pages
+        terminalreporter.write_line(f"fence counts unavailable: {exc}")
+        return
+    terminalreporter.section("fences in docs/")
+    terminalreporter.write_line(f"{len(pages)} pages: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    for reason in reasons:
+        terminalreporter.write_line(f"  skipped {reason}")

@@ -1,0 +1,249 @@
+"""Build the site and check it in a real browser (Debian chromium, headless).
+
+Used by test_site.py on the real book and on fixture sites that must fail. Also a small
+command line for looking at pages as a reader would:
+
+    python tests/site_check.py screenshot URL out.png [--dark] [--width 1280] [--height 2400]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--disable-features=AutofillServerCommunication,MediaRouter,OptimizationHints",
+    "--hide-scrollbars",
+]
+
+
+def chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Building
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Build:
+    returncode: int
+    log: str
+    seconds: float
+    site: Path
+
+
+def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
+    """``mkdocs build --strict`` into ``dest``, notebooks executed afresh (no cache)."""
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", MKDOCS_JUPYTER_CACHE="false")
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [str(VENV_BIN / "mkdocs"), "build", "--strict", "-f", str(config), "-d", str(dest)],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
+
+
+def fixture_project(pages: Path, workdir: Path, nav: list[str] | None = None) -> Path:
+    """A throw-away project that inherits the book's mkdocs.yml but has ``pages`` as docs."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    for name in ("overrides", "snippets"):
+        (workdir / name).symlink_to(ROOT / name)
+    docs = workdir / "docs"
+    shutil.copytree(pages, docs)
+    (docs / "assets").symlink_to(ROOT / "docs" / "assets")
+    config = workdir / "mkdocs.yml"
+    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", "site_name: fixture"]
+    pages_list = nav or sorted(p.name for p in pages.glob("*.md"))
+    lines.append("nav:")
+    lines += [f"  - {p}" for p in pages_list]
+    config.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return config
+
+
+# --------------------------------------------------------------------------------------------
+# Serving
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 (a free port); yield the base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every HTML page of a built site, as paths relative to its root."""
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html"))
+
+
+# --------------------------------------------------------------------------------------------
+# Loading a page in the browser
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    url: str
+    dom: str
+    requests: list = field(default_factory=list)  # (initiator, url) made by the page
+    console: list = field(default_factory=list)  # console errors
+    returncode: int = 0
+
+
+def load(url: str, budget_ms: int = 15000) -> Load:
+    """Open ``url`` headless, let scripts run, return the DOM, the page's requests, errors."""
+    with tempfile.TemporaryDirectory() as tmp:
+        netlog = Path(tmp) / "net.json"
+        proc = subprocess.run(
+            [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", f"--log-net-log={netlog}",
+             "--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        requests = page_requests(netlog, url)
+    console = [
+        line for line in proc.stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
+    ]
+    return Load(url, proc.stdout, requests, console, proc.returncode)
+
+
+def page_requests(netlog: Path, page_url: str) -> list[tuple[str, str]]:
+    """Requests the page made (initiated by its origin, or its own navigation)."""
+    text = netlog.read_text(encoding="utf-8", errors="replace").rstrip()
+    if not text.endswith("}"):
+        text = text.rstrip(",") + "]}"
+    try:
+        log = json.loads(text)
+    except json.JSONDecodeError:
+        log = json.loads(text + "]}")
+    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(page_url))
+    found = []
+    for event in log.get("events", []):
+        if names.get(event.get("type")) != "URL_REQUEST_START_JOB":
+            continue
+        params = event.get("params", {})
+        initiator, url = params.get("initiator", ""), params.get("url", "")
+        own_frame = params.get("request_type") in {"main frame", "sub frame"} and url.startswith(origin)
+        if initiator == origin or own_frame:
+            found.append((initiator, url))
+    return found
+
+
+def check_loaded_page(result: Load, html: str) -> list[str]:
+    """What is wrong with a page as the browser shows it (empty: nothing)."""
+    problems = []
+    dom = result.dom
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(result.url))
+    if result.returncode != 0 or "<article" not in dom:
+        problems.append(f"the page did not load (exit {result.returncode})")
+    off_site = sorted({u for _, u in result.requests if not (u.startswith(origin + "/") or u == origin)})
+    if off_site:
+        problems.append("requests off the site's origin: " + ", ".join(off_site))
+    diagrams = html.count('<pre class="mermaid">')
+    left = dom.count('<pre class="mermaid"')
+    if left:
+        problems.append(f"{left} of {diagrams} mermaid diagram(s) not rendered (pre.mermaid left in the page)")
+    rendered = len(re.findall(r'<div class="mermaid"', dom))
+    if rendered < diagrams - left:
+        problems.append(f"only {rendered} of {diagrams} diagrams rendered")
+    if 'aria-roledescription="error"' in dom or re.search(r'id="dmermaid-|class="error-icon"', dom):
+        problems.append("mermaid drew a syntax-error diagram")
+    if "katex-error" in dom:
+        problems.append("KaTeX could not render a formula (katex-error in the page)")
+    formulas, typeset = dom.count('class="arithmatex"'), dom.count('<span class="katex">')
+    if typeset < formulas:
+        problems.append(f"KaTeX rendered {typeset} of {formulas} formulas")
+    if result.console:
+        problems.append("JavaScript errors: " + " | ".join(result.console))
+    return problems
+
+
+def check_site(site: Path, workers: int = 3) -> dict[str, list[str]]:
+    """Open every page of a built site; return {page: problems} for the pages with problems."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pages = site_pages(site)
+    with serve(site) as base:
+        def one(rel):
+            url = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+            return rel, check_loaded_page(load(url), (site / rel).read_text(encoding="utf-8"))
+
+        with ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(one, pages))
+    return {rel: problems for rel, problems in results if problems}
+
+
+def screenshot(url: str, out: Path, dark: bool = False, width: int = 1280, height: int = 2400) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        flags = [*CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", f"--window-size={width},{height}",
+                 "--virtual-time-budget=15000", f"--screenshot={out}"]
+        if dark:
+            flags.append("--force-dark-mode")
+            flags.append("--blink-settings=preferredColorScheme=0")
+        subprocess.run([chromium(), *flags, url], capture_output=True, timeout=120, check=True)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    shot = sub.add_parser("screenshot")
+    shot.add_argument("url")
+    shot.add_argument("out", type=Path)
+    shot.add_argument("--dark", action="store_true")
+    shot.add_argument("--width", type=int, default=1280)
+    shot.add_argument("--height", type=int, default=2400)
+    args = parser.parse_args()
+    screenshot(args.url, args.out, args.dark, args.width, args.height)
