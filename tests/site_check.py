@@ -224,6 +224,28 @@ def check_site(site: Path, workers: int = 3) -> dict[str, list[str]]:
     return {rel: problems for rel, problems in results if problems}
 
 
+def load_after_instant_navigation(site: Path, start: str, target: str, workdir: Path, without=()) -> tuple[Load, str]:
+    """Open ``start``, then go to ``target`` by Material's instant navigation (no page load).
+
+    A copy of the site is used, whose ``start`` page gets a script that navigates the way a
+    click on a link does; files named in ``without`` are emptied in the copy. Returns the load (its DOM is ``target``'s content) and target's HTML.
+    """
+    copy = workdir / "site"
+    shutil.copytree(site, copy)
+    for name in without:  # files emptied in the copy, to show what they are needed for
+        (copy / name).write_text("", encoding="utf-8")
+    page = copy / start / "index.html"
+    script = (
+        "<script>document$.subscribe(function () {"
+        f" if (location.pathname.endsWith('/{start}')) setTimeout(function () {{"
+        f" location$.next(new URL('/{target}', location.href)); }}, 500); }});</script>"
+    )
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
+    with serve(copy) as base:
+        result = load(base + start)
+    return result, (site / target / "index.html").read_text(encoding="utf-8")
+
+
 def screenshot(url: str, out: Path, dark: bool = False, width: int = 1280, height: int = 2400) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         flags = [*CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", f"--window-size={width},{height}",

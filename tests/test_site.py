@@ -59,6 +59,31 @@ def test_every_page_works_in_the_browser(book):
     assert problems == {}, "\n".join(f"{page}: {'; '.join(p)}" for page, p in problems.items())
 
 
+def test_diagrams_and_math_render_after_instant_navigation(book, tmp_path):
+    """A reader who arrives on a page without diagrams or math and clicks through to one."""
+    need_browser()
+    assert book.returncode == 0, book.log[-3000:]
+    result, html = site_check.load_after_instant_navigation(
+        book.site, "notebooks/first-notebook/", "part1/hand-trace/", tmp_path
+    )
+    assert "Hand trace: one graph by hand" in result.dom, "instant navigation did not happen"
+    assert "first-notebook/" in result.url  # the browser never loaded the target page itself
+    assert site_check.check_loaded_page(result, html) == []
+    assert result.dom.count('<div class="mermaid"') == html.count('<pre class="mermaid">') == 2
+
+
+def test_without_the_diagram_loader_material_would_fetch_mermaid_from_a_cdn(book, tmp_path):
+    """The same navigation with diagrams.js emptied: the check sees the CDN request and the
+    unrendered diagrams, so the test above can fail."""
+    need_browser()
+    result, html = site_check.load_after_instant_navigation(
+        book.site, "notebooks/first-notebook/", "part1/hand-trace/", tmp_path, without=["assets/js/diagrams.js"]
+    )
+    problems = " ".join(site_check.check_loaded_page(result, html))
+    assert "requests off the site's origin: https://unpkg.com/mermaid@11/dist/mermaid.min.js" in problems
+    assert "only 0 of 2 diagrams rendered" in problems
+
+
 def test_browser_checks_reject_broken_pages(tmp_path):
     need_browser()
     config = site_check.fixture_project(FIXTURES, tmp_path / "project")
