@@ -78,19 +78,20 @@ def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
 
 
-def fixture_project(pages: Path, workdir: Path, nav: list[str] | None = None) -> Path:
-    """A throw-away project that inherits the book's mkdocs.yml but has ``pages`` as docs."""
+def fixture_project(pages: Path, workdir: Path) -> Path:
+    """A throw-away project that inherits the book's mkdocs.yml but has ``pages`` as docs.
+
+    Every ``.md`` and ``.ipynb`` under ``pages`` is a page, listed in the nav.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     for name in ("overrides", "snippets"):
         (workdir / name).symlink_to(ROOT / name)
     docs = workdir / "docs"
     shutil.copytree(pages, docs)
     (docs / "assets").symlink_to(ROOT / "docs" / "assets")
+    nav = sorted(str(p.relative_to(pages)) for p in pages.rglob("*") if p.suffix in {".md", ".ipynb"})
+    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", "site_name: fixture", "nav:"] + [f"  - {p}" for p in nav]
     config = workdir / "mkdocs.yml"
-    lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", "site_name: fixture"]
-    pages_list = nav or sorted(p.name for p in pages.glob("*.md"))
-    lines.append("nav:")
-    lines += [f"  - {p}" for p in pages_list]
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config
 

@@ -50,6 +50,14 @@ def test_notebook_is_executed_and_downloadable(book):
     assert (book.site / "notebooks" / "first-notebook" / "first-notebook.ipynb").is_file()
 
 
+def test_a_notebook_cell_that_raises_fails_the_build(tmp_path):
+    config = site_check.fixture_project(FIXTURES.parent / "notebook-site", tmp_path / "project")
+    built = site_check.build_site(tmp_path / "site", config)
+    assert built.returncode != 0
+    assert "element 0 of tensors does not require grad" in built.log
+    assert "CellExecutionError" in built.log
+
+
 def test_every_page_works_in_the_browser(book):
     need_browser()
     assert book.returncode == 0, book.log[-3000:]
