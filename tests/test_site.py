@@ -43,6 +43,15 @@ def test_stated_torch_version_is_the_installed_one():
     assert yaml  # mkdocs.yml is read as text: it holds !ENV and !!python tags
 
 
+def test_test_markers_do_not_reach_the_html(book):
+    """Markers are for the harness; in the HTML they would leave empty paragraphs between a
+    block and its output (inside admonitions and lists)."""
+    for page in site_check.site_pages(book.site):
+        html = (book.site / page).read_text(encoding="utf-8")
+        assert "<!--pytest" not in html and "<!-- hand-trace" not in html, page
+        assert "<p></p>" not in html and "<p>\n<div" not in html, page
+
+
 def test_notebook_is_executed_and_downloadable(book):
     page = (book.site / "notebooks" / "first-notebook" / "index.html").read_text(encoding="utf-8")
     assert "tensor(12.)" in page  # the executed cell's real output
