@@ -13,6 +13,7 @@ MARKERS = {
     "warns": 'warns("TypeName", match="regex"): the block must emit that warning',
     "cont": "the block continues the previous python block of the page (same namespace)",
     "graph_of": 'graph_of("name"): a mermaid diagram that must equal the autograd graph of name',
+    "diagram_from": 'diagram_from("expr"): a mermaid diagram that must equal expr, evaluated after the block above',
 }
 
 
@@ -43,9 +44,9 @@ class Page(pytest.File):
                 if skip is not None:
                     item.add_marker(pytest.mark.skip(reason=f"{b.where}: {harness._reason(skip)}"))
                 yield item
-            elif b.syntax in harness.DIAGRAM_SYNTAX and b.mark("graph_of") is not None:
+            elif b.syntax in harness.DIAGRAM_SYNTAX and any(b.mark(m) for m in harness.DIAGRAM_MARKS):
                 yield Check.from_parent(
-                    self, name=f"line {b.lineno} graph", run=lambda b=b: harness.check_graph_diagram(blocks, b)
+                    self, name=f"line {b.lineno} diagram", run=lambda b=b: harness.check_diagram(blocks, b)
                 )
         try:
             tables = harness.table_checks(self.path)
@@ -86,7 +87,7 @@ class Check(pytest.Item):
 def fence_counts(pages):
     """How the fences of ``pages`` are verified: run, outputs, expected errors, diagrams, skipped."""
     counts = {"run": 0, "verified outputs": 0, "expected errors": 0, "expected warnings": 0,
-              "diagrams": 0, "graph diagrams checked": 0, "skipped": 0, "hand-trace tables": 0}
+              "diagrams": 0, "diagrams checked against code": 0, "skipped": 0, "hand-trace tables": 0}
     reasons = []
     for page in pages:
         blocks = harness.parse_page(page)
@@ -100,7 +101,7 @@ def fence_counts(pages):
                 counts["expected warnings"] += b.mark("warns") is not None
             elif b.syntax in harness.DIAGRAM_SYNTAX:
                 counts["diagrams"] += 1
-                counts["graph diagrams checked"] += b.mark("graph_of") is not None
+                counts["diagrams checked against code"] += any(b.mark(m) for m in harness.DIAGRAM_MARKS)
             counts["verified outputs"] += b.expected_output is not None
         counts["hand-trace tables"] += len(harness.parse_tables(page))
     return counts, reasons

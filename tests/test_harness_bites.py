@@ -14,8 +14,9 @@ def failures(name):
     return harness.check_page(PAGES / name)
 
 
-def test_good_page_passes():
-    assert failures("good.md") == []
+@pytest.mark.parametrize("page", ["good.md", "fork_hand_trace.md"])
+def test_good_page_passes(page):
+    assert failures(page) == []
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,9 @@ def test_good_page_passes():
         ("prints_without_output.md", ["prints_without_output.md:3: the block prints, but the page shows no output block"]),
         ("unseeded_random.md", ["printed something else on a second run with another RNG seed"]),
         ("undeclared_warning.md", ["undeclared_warning.md:3: the block warned, and the page does not say so", "not a leaf Tensor"]),
-        ("wrong_hand_trace.md", ["wrong_hand_trace.md:12: ∂L/∂w: the table says 36, torch computes 24"]),
+        ("wrong_hand_trace.md", ["wrong_hand_trace.md:12: ∂z/∂w (local): the table says 3, but it is 2"]),
+        ("fork_missing_path.md", ["fork_missing_path.md:12: ∂L/∂a: the table says 5, torch computes 6"]),
+        ("wrong_chart.md", ["wrong_chart.md:9: the diagram is not what chart generates", "line [1, 0.1, 0.01]"]),
         ("wrong_graph.md", ["wrong_graph.md:11: the diagram is not the graph autograd recorded for 'L'", 'n1["MulBackward0"]']),
     ],
 )
