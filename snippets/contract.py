@@ -1,0 +1,170 @@
+"""A custom autograd Function with its contract written as checks.
+
+The Function is a numerically stable softplus, softplus(x) = log(1 + exp(x)), computed as
+max(x, 0) + log1p(exp(-|x|)) so that exp never sees a positive argument and cannot overflow.
+Its derivative is sigmoid(x), which lies in [0, 1].
+
+Layers of the contract, each a function here:
+
+* schema  -- ``check_input``: type, dtype, shape and finiteness of the input, before forward;
+* the op  -- ``StableSoftplus`` (the Function) and ``softplus`` (schema check, then the op);
+* metrics -- ``max_grad_error``, ``saved_bytes_per_element``;
+* policy  -- ``grads_are_finite``: decide whether an optimizer step may be taken;
+* eval gate -- ``eval_gate``: accept or reject new weights by a held-out loss.
+"""
+
+# --8<-- [start:function]
+import torch
+
+
+class StableSoftplus(torch.autograd.Function):
+    """softplus(x) = log(1 + exp(x)) for a floating tensor x of any shape (*).
+
+    Output: same shape and dtype as x. For finite x the output is finite and
+    output >= max(x, 0). Backward: grad_x = grad_out * sigmoid(x), a factor in [0, 1].
+    Saves x only (one tensor the size of x) for backward. The backward is built from
+    differentiable torch ops, so double backward works too.
+    """
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        return grad_out * torch.sigmoid(x)
+# --8<-- [end:function]
+
+
+# --8<-- [start:schema]
+def _shape_text(shape):
+    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+
+
+def check_input(x, shape=None):
+    """Raise unless x meets the input contract of ``softplus``; return None.
+
+    x: a floating-point torch.Tensor, every value finite. shape: optional expected shape,
+    a tuple whose None entries match any size, e.g. (None, 4) for a batch (N, 4).
+    Raises TypeError for a wrong type or dtype, ValueError for a wrong shape or a
+    non-finite value; each message says what to do.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(
+            f"x must be a torch.Tensor, got {type(x).__name__}: "
+            "convert it with torch.as_tensor(x, dtype=torch.float32)"
+        )
+    if not x.is_floating_point():
+        raise TypeError(
+            f"x must be floating point, got {x.dtype}: convert it with x.float() "
+            "(or x.double() for a gradient check)"
+        )
+    if shape is not None:
+        shape = tuple(shape)
+        if len(shape) != x.dim() or any(s is not None and s != n for s, n in zip(shape, x.shape)):
+            raise ValueError(
+                f"x must have shape {_shape_text(shape)}, got {tuple(x.shape)}: "
+                "reshape the batch or fix the code that built it"
+            )
+    bad = ~torch.isfinite(x)
+    if bad.any():
+        count = int(bad.sum())
+        if x.dim() == 0:
+            where = ""
+        else:
+            rows = bad.reshape(x.shape[0], -1).any(dim=1).nonzero().flatten().tolist()
+            where = f" in row(s) {rows}"
+        raise ValueError(
+            f"x has {count} non-finite value(s) (inf or NaN){where}: "
+            "drop or repair those rows before the forward pass"
+        )
+
+
+def softplus(x, shape=None):
+    """Check x against the contract (``check_input``), then apply ``StableSoftplus``."""
+    check_input(x, shape)
+    return StableSoftplus.apply(x)
+# --8<-- [end:schema]
+
+
+# --8<-- [start:metrics]
+def max_grad_error(fn, x, eps=1e-6):
+    """Largest |autograd gradient - central finite difference| of an elementwise fn at x.
+
+    fn maps a tensor to a tensor of the same shape, elementwise (so its Jacobian is
+    diagonal and one perturbation of all of x at once gives every derivative).
+    x must be float64: in float32 the finite difference itself is wrong by ~1e-3.
+    Returns a Python float.
+    """
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float64:
+        got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(f"x must be a float64 tensor, got {got}: pass x.double()")
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps}: use about 1e-6 in float64")
+    x = x.detach().requires_grad_(True)
+    y = fn(x)
+    if not isinstance(y, torch.Tensor) or y.shape != x.shape:
+        raise ValueError("fn must be elementwise: its output must have the shape of x")
+    (analytic,) = torch.autograd.grad(y.sum(), x)
+    with torch.no_grad():
+        numeric = (fn(x + eps) - fn(x - eps)) / (2 * eps)
+    return (analytic - numeric).abs().max().item()
+
+
+def saved_bytes_per_element(fn, x):
+    """Bytes that autograd keeps for backward when fn(x) runs, per element of x.
+
+    Counts every storage the graph saves, once (snippets/saved_bytes.py does the counting,
+    with torch.autograd.graph.saved_tensors_hooks), including x itself if it is saved.
+    x must require grad, or nothing is recorded. Returns a Python float.
+    """
+    from snippets.saved_bytes import saved_bytes
+
+    if not isinstance(x, torch.Tensor) or not x.requires_grad:
+        raise ValueError("x must be a tensor that requires grad: create it with requires_grad=True")
+    if x.numel() == 0:
+        raise ValueError("x is empty: pass at least one element")
+    _, nbytes = saved_bytes(fn, x)
+    return nbytes / x.numel()
+# --8<-- [end:metrics]
+
+
+# --8<-- [start:controls]
+def grads_are_finite(parameters):
+    """Policy check: True if every parameter's .grad is finite (no inf, no NaN).
+
+    Call it after backward() and before optimizer.step(); skip the step when it is False.
+    Raises if a parameter has no .grad, because a missing gradient is a bug of its own.
+    """
+    parameters = list(parameters)
+    if not parameters:
+        raise ValueError("no parameters given: pass model.parameters() or a list of tensors")
+    for i, p in enumerate(parameters):
+        if p.grad is None:
+            raise ValueError(f"parameter {i} has no .grad: call loss.backward() before checking")
+    return all(bool(torch.isfinite(p.grad).all()) for p in parameters)
+
+
+def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
+    """Eval gate: accept new weights only if their held-out loss is finite and at most
+    ``max_increase`` (a fraction) above the baseline's. Returns (accepted, reason)."""
+    for name, value in (("candidate_loss", candidate_loss), ("baseline_loss", baseline_loss)):
+        if isinstance(value, torch.Tensor) and value.numel() != 1:
+            raise ValueError(f"{name} must be one number, got shape {tuple(value.shape)}: reduce it, e.g. .mean()")
+    candidate_loss, baseline_loss = float(candidate_loss), float(baseline_loss)
+    if not (torch.isfinite(torch.tensor(baseline_loss)) and baseline_loss >= 0):
+        raise ValueError(
+            f"baseline loss is {baseline_loss}: gate against the finite, non-negative held-out "
+            "loss of a model known to be good"
+        )
+    if not max_increase >= 0:
+        raise ValueError(f"max_increase must be >= 0, got {max_increase}: e.g. 0.1 for 10 %")
+    if not torch.isfinite(torch.tensor(candidate_loss)):
+        return False, f"held-out loss is {candidate_loss}"
+    limit = baseline_loss * (1 + max_increase)
+    if candidate_loss > limit:
+        return False, f"held-out loss {candidate_loss:.3g} > limit {limit:.3g}"
+    return True, f"held-out loss {candidate_loss:.3g} <= limit {limit:.3g}"
+# --8<-- [end:controls]

@@ -1,0 +1,94 @@
+"""Custom autograd Functions: a template to copy, and the check every one of them must pass.
+
+A ``torch.autograd.Function`` is called through its class: ``Square.apply(x)``. ``forward``
+computes the output and stores in ``ctx`` what ``backward`` needs; ``backward`` receives
+one upstream gradient per output and returns exactly one gradient per input of ``forward``,
+``None`` for an input that is not a tensor requiring grad. Both methods are static.
+
+Invariant of every Function here: each gradient has the shape of its input, and the
+backward is built from differentiable torch operations on saved tensors, so the Function
+passes ``gradcheck`` and ``gradgradcheck`` in float64 (``check_function`` runs both).
+"""
+
+# --8<-- [start:square]
+import torch
+
+
+class Square(torch.autograd.Function):
+    """y = x ** 2, elementwise. x: any shape; y and dL/dx have x's shape."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)  # backward needs x: dy/dx = 2x
+        return x ** 2
+
+    @staticmethod
+    def backward(ctx, grad_output):  # grad_output = dL/dy, shape of y
+        (x,) = ctx.saved_tensors
+        return grad_output * 2 * x  # dL/dx = dL/dy * 2x, one gradient for one input
+# --8<-- [end:square]
+
+
+# --8<-- [start:scaled_pow]
+class ScaledPow(torch.autograd.Function):
+    """y = s * x ** p, elementwise.
+
+    x: float tensor, any shape; s: float tensor that broadcasts to x's shape (a 0-d scale
+    or one of x's shape); p: a Python int >= 1, not differentiable. y has x's shape.
+    backward returns (dL/dx with x's shape, dL/ds with s's shape, None for p).
+    """
+
+    @staticmethod
+    def forward(ctx, x, s, p):
+        if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+            raise ValueError(f"p must be a Python int >= 1, got {p!r}; for p = 0 the output is just s")
+        if torch.broadcast_shapes(x.shape, s.shape) != x.shape:
+            raise ValueError(
+                f"s of shape {tuple(s.shape)} must broadcast to x's shape {tuple(x.shape)}; "
+                "pass a 0-d scale or one of x's shape"
+            )
+        ctx.save_for_backward(x, s)  # tensors go through save_for_backward
+        ctx.p = p  # a plain Python value can be stored on ctx directly
+        return s * x ** p
+
+    @staticmethod
+    def backward(ctx, grad_output):  # grad_output: x's shape
+        x, s = ctx.saved_tensors
+        p = ctx.p
+        grad_x = grad_s = None
+        if ctx.needs_input_grad[0]:  # skip the work for an input that needs no gradient
+            grad_x = grad_output * s * p * x ** (p - 1)  # x's shape
+        if ctx.needs_input_grad[1]:
+            # s was broadcast to x's shape in forward: sum the gradient back to s's shape
+            grad_s = (grad_output * x ** p).sum_to_size(s.shape)
+        return grad_x, grad_s, None  # one entry per forward input: x, s, p
+# --8<-- [end:scaled_pow]
+
+
+# --8<-- [start:check_function]
+def check_function(fn, *inputs):
+    """Run gradcheck and gradgradcheck on ``fn(*inputs)``; return True or raise.
+
+    ``fn`` is a callable such as ``Square.apply``. ``inputs`` are passed as they are:
+    tensors (every floating-point one must be float64) and plain values such as an int
+    exponent. At least one tensor must require grad. A wrong backward raises
+    ``torch.autograd.gradcheck.GradcheckError`` with the numerical and analytical Jacobians.
+    """
+    if isinstance(fn, type) and issubclass(fn, torch.autograd.Function):
+        raise TypeError(f"pass {fn.__name__}.apply, not the class: a Function is called through .apply")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, such as MyFunction.apply, got {type(fn).__name__}")
+    tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float64:
+            raise TypeError(
+                f"input #{i} is {t.dtype}; finite differences in {t.dtype} are swamped by rounding "
+                "error and gradcheck fails even for a correct backward. "
+                "Pass t.detach().double().requires_grad_() instead"
+            )
+    if not any(t.requires_grad for t in tensors):
+        raise ValueError("no input requires grad: create the tensors to check with requires_grad=True")
+    torch.autograd.gradcheck(fn, inputs)
+    torch.autograd.gradgradcheck(fn, inputs)
+    return True
+# --8<-- [end:check_function]

@@ -1,0 +1,79 @@
+"""Central differences in float64, and a check of an autograd gradient against them.
+
+``central_difference(f, x, h)`` estimates the gradient of a scalar function ``f`` at ``x``
+one element at a time: (f(x + h e_i) - f(x - h e_i)) / 2h. Its error is a truncation term
+of order h**2 plus a rounding term of order eps * |f| / h (eps = 2.2e-16 in float64), so it
+is only meaningful in float64, with h around 1e-6.
+"""
+
+# --8<-- [start:central_difference]
+import torch
+
+
+def central_difference(f, x, h=1e-6):
+    """Estimate d f / d x by central differences. Returns a float64 tensor of x's shape.
+
+    f: a callable taking a tensor of x's shape and returning a one-element float64 tensor.
+    x: a float64 tensor (any shape); it is not modified. Every evaluation of f runs under
+    torch.no_grad(), so no graph is built and no .grad is touched.
+    """
+    if not callable(f):
+        raise TypeError(f"f must be a function of x, such as lambda w: loss(w), got {type(f).__name__}")
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float64:
+        got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+        raise TypeError(
+            f"x must be a float64 tensor, got {got}: in float32 the rounding error of a "
+            "difference quotient is about 1e-7 * |f| / h and swamps the estimate. "
+            "Pass x.double() and make f compute in float64"
+        )
+    if not h > 0:
+        raise ValueError(f"h must be positive, got {h}; 1e-6 suits float64")
+    grad = torch.empty(x.numel(), dtype=torch.float64)
+    with torch.no_grad():
+        flat = x.detach().clone().reshape(-1)  # (numel,), a copy: x is left alone
+        for i in range(flat.numel()):
+            old = flat[i].item()
+            flat[i] = old + h
+            f_plus = _scalar(f(flat.view(x.shape)))
+            flat[i] = old - h
+            f_minus = _scalar(f(flat.view(x.shape)))
+            flat[i] = old
+            grad[i] = (f_plus - f_minus) / (2 * h)
+    return grad.view(x.shape)
+
+
+def _scalar(value):
+    if not isinstance(value, torch.Tensor) or value.numel() != 1:
+        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+        raise ValueError(f"f must return a one-element tensor, got {shape}: reduce it, e.g. .sum()")
+    if value.dtype != torch.float64:
+        raise TypeError(f"f returned {value.dtype}: compute it in float64 (convert every tensor f uses)")
+    return value.item()
+# --8<-- [end:central_difference]
+
+
+# --8<-- [start:check_gradient]
+def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3):
+    """Compare the autograd gradient of f at x with central differences; return both.
+
+    Same contract as central_difference. The tolerances are gradcheck's defaults:
+    |autograd - numeric| <= atol + rtol * |numeric| elementwise. Raises AssertionError
+    naming the worst element when they disagree.
+    """
+    numeric = central_difference(f, x, h)
+    w = x.detach().clone().requires_grad_(True)
+    out = f(w)
+    _scalar(out)
+    if not out.requires_grad:
+        raise ValueError("f(x) does not require grad: f must compute with its argument, not a copy of it")
+    (analytic,) = torch.autograd.grad(out, w)
+    bad = (analytic - numeric).abs() > atol + rtol * numeric.abs()
+    if bad.any():
+        i = int(bad.reshape(-1).nonzero()[0])
+        raise AssertionError(
+            f"gradient mismatch at flat index {i}: autograd {analytic.reshape(-1)[i].item()!r}, "
+            f"central difference {numeric.reshape(-1)[i].item()!r} "
+            f"({int(bad.sum())} of {bad.numel()} elements differ)"
+        )
+    return analytic, numeric
+# --8<-- [end:check_gradient]

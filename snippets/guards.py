@@ -1,0 +1,128 @@
+"""Cheap checks that turn silent training bugs into loud errors.
+
+Each guard raises ``GuardError`` (an ``AssertionError``, so pytest reports it as a failed
+check) with a message naming the tensor or parameter at fault and the usual fix. Bad
+arguments (not a tensor, not a module) raise ``TypeError``.
+
+Where to call them in a training step::
+
+    assert_no_stale_grads(model)      # before loss.backward(): zero_grad() was called
+    loss.backward()
+    assert_grads_flow(model)          # first step of a new model: every parameter is reached
+    assert_finite_grads(model)        # no NaN or inf came out of backward
+    before = snapshot(model)
+    optimizer.step()
+    assert_params_changed(model, before)
+    running += as_log_value(loss)     # a float: the graph is not kept alive
+"""
+
+import torch
+
+
+class GuardError(AssertionError):
+    """A guard found a bug; the message says which tensor and what to do."""
+
+
+def _check_module(module):
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
+
+
+def _trainable(module):
+    _check_module(module)
+    named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    if not named:
+        raise GuardError("the module has no parameter with requires_grad=True: nothing would be trained")
+    return named
+
+
+# --8<-- [start:no_graph]
+def assert_no_graph(value, what="value"):
+    """Fail if ``value`` is a tensor that keeps an autograd graph alive.
+
+    Use on anything stored beyond one step: logged losses, collected predictions.
+    """
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        raise GuardError(
+            f"{what} requires grad (grad_fn={type(value.grad_fn).__name__}), so keeping it keeps "
+            "its whole graph alive: store value.item() or value.detach(), or compute it under "
+            "torch.no_grad()"
+        )
+
+
+def as_log_value(loss):
+    """The number to log for a scalar loss: a Python float, with no graph behind it."""
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise TypeError(f"expected a one-element tensor, got {shape}: reduce it first, e.g. loss.mean()")
+    return loss.item()
+# --8<-- [end:no_graph]
+
+
+# --8<-- [start:finite]
+def assert_finite(tensor, what="tensor"):
+    """Fail if ``tensor`` holds a NaN or an infinity; say how many and of which kind."""
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{what}: expected a tensor, got {type(tensor).__name__}")
+    t = tensor.detach()
+    if not torch.isfinite(t).all():
+        nans, infs = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        raise GuardError(
+            f"{what} has {nans} NaN and {infs} inf of {t.numel()} values: find the operation "
+            "that made them with torch.autograd.detect_anomaly()"
+        )
+
+
+def assert_finite_grads(module):
+    """Fail if any parameter's ``.grad`` holds a NaN or an infinity (call after backward)."""
+    for name, p in _trainable(module):
+        if p.grad is not None:
+            assert_finite(p.grad, f"{name}.grad")
+# --8<-- [end:finite]
+
+
+# --8<-- [start:grads]
+def assert_no_stale_grads(module):
+    """Fail if a parameter still holds a nonzero ``.grad`` (call just before backward).
+
+    A stale gradient means ``zero_grad()`` was not called: backward would add to it.
+    """
+    stale = [n for n, p in _trainable(module) if p.grad is not None and bool(p.grad.any())]
+    if stale:
+        raise GuardError(
+            f"stale gradients in {', '.join(stale)}: backward() adds to .grad, so call "
+            "optimizer.zero_grad() before each backward"
+        )
+
+
+def assert_grads_flow(module):
+    """Fail unless every trainable parameter got a gradient that is not all zeros."""
+    missing = [n for n, p in _trainable(module) if p.grad is None]
+    zero = [n for n, p in _trainable(module) if p.grad is not None and not bool(p.grad.any())]
+    if missing or zero:
+        raise GuardError(
+            f"no gradient reached: {', '.join(missing) or '-'}; all-zero gradient: "
+            f"{', '.join(zero) or '-'}. Look for .detach(), .item(), torch.no_grad() or "
+            "requires_grad_(False) between these parameters and the loss"
+        )
+
+
+def snapshot(module):
+    """Copies of the trainable parameters, to compare after ``optimizer.step()``."""
+    return {n: p.detach().clone() for n, p in _trainable(module)}
+
+
+def assert_params_changed(module, before):
+    """Fail if a trainable parameter is bitwise equal to its copy in ``before``."""
+    if not isinstance(before, dict):
+        raise TypeError("before must be the dict that snapshot(module) returned")
+    named = dict(_trainable(module))
+    if set(named) != set(before):
+        raise ValueError("before was taken from another module: call snapshot(module) on this one")
+    same = [n for n, p in named.items() if torch.equal(p.detach(), before[n])]
+    if same:
+        raise GuardError(
+            f"the step did not change {', '.join(same)}: check that they are in the optimizer, "
+            "that their .grad is not None, and that the learning rate is not 0"
+        )
+# --8<-- [end:grads]

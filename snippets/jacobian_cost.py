@@ -1,0 +1,65 @@
+"""The full Jacobian of f: R^n -> R^m, built from vector-Jacobian or Jacobian-vector products.
+
+Reverse mode gives one *row* of J per vector-Jacobian product (VJP, v^T J, v of shape (m,)):
+one backward pass each. Forward mode gives one *column* per Jacobian-vector product
+(JVP, J u, u of shape (n,)): one forward pass each. Both functions return the Jacobian,
+shape (m, n), and how many passes they made: m VJPs or n JVPs. For a scalar loss (m = 1)
+one VJP is the whole gradient.
+
+``f`` takes a 1-D tensor of shape (n,) and returns a 1-D tensor of shape (m,) or a 0-d
+tensor (treated as m = 1). Invariant checked by the tests: both results equal
+``torch.autograd.functional.jacobian(f, x)`` reshaped to (m, n). ``x`` is not modified.
+"""
+
+import warnings
+
+import torch
+import torch.autograd.forward_ad as fwAD
+
+with warnings.catch_warnings():
+    # On its first use in a process, forward-mode AD loads torch's own decompositions,
+    # which call torch.jit.script and emit DeprecationWarnings from inside torch 2.13.
+    # Load them once here, so that no later call warns.
+    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
+    from torch._decomp import decompositions_for_jvp  # noqa: F401
+
+
+def _check(f, x):
+    if not callable(f):
+        raise TypeError(f"f must be a function of one tensor, got {type(f).__name__}")
+    if not isinstance(x, torch.Tensor) or x.dim() != 1 or not x.is_floating_point():
+        got = f"{x.dtype} tensor of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: flatten it first")
+    return x.detach()
+
+
+def _flat(y):
+    if not isinstance(y, torch.Tensor) or y.dim() > 1:
+        shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
+        raise ValueError(f"f must return a tensor of shape (m,) or (), got {shape}: flatten its output")
+    return y.reshape(-1)
+
+
+def jacobian_by_vjps(f, x):
+    """J (m, n) one row at a time: row i is e_i^T J, a VJP with the i-th unit vector (m,)."""
+    x = _check(f, x).requires_grad_(True)         # a new leaf sharing x's values
+    with torch.enable_grad():
+        y = _flat(f(x))                           # one forward pass, (m,)
+    if not y.requires_grad:
+        raise ValueError("f's output does not depend on x through differentiable operations")
+    eye = torch.eye(y.numel(), dtype=y.dtype)
+    rows = [torch.autograd.grad(y, x, eye[i], retain_graph=True)[0] for i in range(y.numel())]
+    return torch.stack(rows), len(rows)           # (m, n), m backward passes
+
+
+def jacobian_by_jvps(f, x):
+    """J (m, n) one column at a time: column j is J e_j, a JVP with the j-th unit vector (n,)."""
+    x = _check(f, x)
+    eye = torch.eye(x.numel(), dtype=x.dtype)
+    cols = []
+    with fwAD.dual_level():
+        for j in range(x.numel()):
+            y = _flat(f(fwAD.make_dual(x, eye[j])))  # one forward pass carrying tangent e_j
+            tangent = fwAD.unpack_dual(y).tangent     # (m,) = J e_j
+            cols.append(torch.zeros_like(y) if tangent is None else tangent)
+    return torch.stack(cols, dim=1), len(cols)        # (m, n), n forward passes

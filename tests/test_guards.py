@@ -1,0 +1,111 @@
+"""Tests of snippets/guards.py: each guard passes on a correct training step and fails, with
+its message, on the bug it exists for."""
+
+import pytest
+import torch
+
+from snippets.guards import (
+    GuardError,
+    as_log_value,
+    assert_finite,
+    assert_finite_grads,
+    assert_grads_flow,
+    assert_no_graph,
+    assert_no_stale_grads,
+    assert_params_changed,
+    snapshot,
+)
+
+
+def setup():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    return model, torch.optim.SGD(model.parameters(), lr=0.1), x, y
+
+
+def test_a_correct_step_passes_every_guard():
+    model, opt, x, y = setup()
+    running = 0.0
+    for _ in range(2):
+        opt.zero_grad()
+        assert_no_stale_grads(model)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        assert_grads_flow(model)
+        assert_finite_grads(model)
+        before = snapshot(model)
+        opt.step()
+        assert_params_changed(model, before)
+        running += as_log_value(loss)
+        assert_no_graph(running, "running")
+    assert isinstance(running, float)
+
+
+def test_forgotten_zero_grad_is_caught():
+    model, opt, x, y = setup()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    with pytest.raises(GuardError, match="stale gradients in 0.weight, 0.bias, 2.weight, 2.bias"):
+        assert_no_stale_grads(model)
+    model.zero_grad()  # set_to_none: passes
+    assert_no_stale_grads(model)
+
+
+def test_logging_the_loss_tensor_is_caught():
+    model, _, x, y = setup()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    total = 0.0 + loss
+    with pytest.raises(GuardError, match="total requires grad .grad_fn=AddBackward0"):
+        assert_no_graph(total, "total")
+    assert_no_graph(loss.detach())
+    assert as_log_value(loss) == pytest.approx(loss.detach().item())
+
+
+def test_a_detached_branch_is_caught_by_grads_flow():
+    model, _, x, y = setup()
+    h = model[0](x).detach()  # the bug: cuts the first layer off
+    torch.nn.functional.mse_loss(model[2](model[1](h)), y).backward()
+    with pytest.raises(GuardError, match=r"no gradient reached: 0\.weight, 0\.bias"):
+        assert_grads_flow(model)
+
+
+def test_zero_learning_rate_is_caught_by_params_changed():
+    model, _, x, y = setup()
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    before = snapshot(model)
+    opt.step()
+    with pytest.raises(GuardError, match="did not change 0.weight"):
+        assert_params_changed(model, before)
+
+
+def test_nan_gradient_is_caught():
+    x = torch.tensor([0.0, 4.0], requires_grad=True)
+    (torch.sqrt(x) * torch.tensor([0.0, 1.0])).sum().backward()  # 0 * inf = nan in the first slot
+    assert torch.isnan(x.grad[0]) and x.grad[1].item() == 0.25
+    with pytest.raises(GuardError, match="has 1 NaN and 0 inf of 2 values"):
+        assert_finite(x.grad, "x.grad")
+    model = torch.nn.Linear(2, 1)
+    model.weight.grad = torch.tensor([[float("inf"), 1.0]])
+    with pytest.raises(GuardError, match="weight.grad has 0 NaN and 1 inf"):
+        assert_finite_grads(model)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: assert_finite([1.0]), TypeError, "expected a tensor, got list"),
+        (lambda: assert_grads_flow(torch.ones(2)), TypeError, "expected a torch.nn.Module"),
+        (lambda: as_log_value(torch.ones(3)), TypeError, r"got \(3,\): reduce it first"),
+        (lambda: assert_params_changed(torch.nn.Linear(1, 1), [1]), TypeError, "snapshot"),
+        (
+            lambda: assert_params_changed(torch.nn.Linear(1, 1), {"x": torch.ones(1)}),
+            ValueError,
+            "another module",
+        ),
+        (lambda: assert_grads_flow(torch.nn.Linear(1, 1).requires_grad_(False)), GuardError, "nothing would be trained"),
+    ],
+)
+def test_bad_input_says_what_to_do(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
