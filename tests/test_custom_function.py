@@ -6,6 +6,7 @@ import torch
 from torch.autograd.gradcheck import GradcheckError
 
 from snippets.custom_function import ScaledPow, Square, check_function
+from square_variants import square_with_backward
 
 
 def f64(*values, requires_grad=True):
@@ -94,36 +95,17 @@ def test_check_function_passes_both_functions():
 
 
 def test_check_function_rejects_a_wrong_backward():
-    class WrongSquare(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (x,) = ctx.saved_tensors
-            return grad_output * 3 * x  # should be 2x
-
+    wrong_square = square_with_backward(lambda g, x: g * 3 * x)  # should be 2x
     with pytest.raises(GradcheckError, match="Jacobian mismatch"):
-        check_function(WrongSquare.apply, f64(1.0, 2.0))
+        check_function(wrong_square, f64(1.0, 2.0))
 
 
 def test_check_function_rejects_a_backward_that_is_not_differentiable():
-    class DetachedSquare(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x ** 2
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (x,) = ctx.saved_tensors
-            return grad_output.detach() * 2 * x.detach()  # right first derivative, no second
-
-    assert torch.autograd.gradcheck(DetachedSquare.apply, (f64(1.0, 2.0),))
+    # right first derivative, no second: the backward is cut from the graph
+    detached_square = square_with_backward(lambda g, x: g.detach() * 2 * x.detach())
+    assert torch.autograd.gradcheck(detached_square, (f64(1.0, 2.0),))
     with pytest.raises(RuntimeError):
-        check_function(DetachedSquare.apply, f64(1.0, 2.0))
+        check_function(detached_square, f64(1.0, 2.0))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from snippets.finite_diff import central_difference, check_gradient
+from square_variants import square_with_backward
 
 
 def hand_trace_loss(w):
@@ -63,20 +64,10 @@ def test_check_gradient_agrees_with_autograd_and_math():
 
 
 def test_check_gradient_catches_a_one_percent_wrong_backward():
-    class Wrong(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):
-            ctx.save_for_backward(t)
-            return t ** 2
-
-        @staticmethod
-        def backward(ctx, g):
-            (t,) = ctx.saved_tensors
-            return g * 2.02 * t
-
+    wrong = square_with_backward(lambda g, t: g * 2.02 * t)
     x = torch.tensor([1.0, 2.0], dtype=torch.float64)
     with pytest.raises(AssertionError, match=r"gradient mismatch at flat index 0.*2 of 2 elements differ"):
-        check_gradient(lambda t: Wrong.apply(t).sum(), x)
+        check_gradient(lambda t: wrong(t).sum(), x)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
