@@ -642,6 +642,34 @@ def table_checks(path: Path):
 
 
 # --------------------------------------------------------------------------------------------
+# Counting (the test summary and the page stamp use the same classification as the checks)
+# --------------------------------------------------------------------------------------------
+
+
+def fence_counts(pages):
+    """How the fences of ``pages`` are verified: run, outputs, expected errors, diagrams, skipped."""
+    counts = {"run": 0, "verified outputs": 0, "expected errors": 0, "expected warnings": 0,
+              "diagrams": 0, "diagrams checked against code": 0, "skipped": 0, "hand-trace tables": 0}
+    reasons = []
+    for page in pages:
+        blocks = parse_page(page)
+        for b in blocks:
+            if b.mark("skip") is not None:
+                counts["skipped"] += 1
+                reasons.append(f"{b.where}: {_reason(b.mark('skip'))}")
+            elif b.syntax in RUN_SYNTAX:
+                counts["run"] += 1
+                counts["expected errors"] += b.mark("raises") is not None
+                counts["expected warnings"] += b.mark("warns") is not None
+            elif b.syntax in DIAGRAM_SYNTAX:
+                counts["diagrams"] += 1
+                counts["diagrams checked against code"] += any(b.mark(m) for m in DIAGRAM_MARKS)
+            counts["verified outputs"] += b.expected_output is not None
+        counts["hand-trace tables"] += len(parse_tables(page))
+    return counts, reasons
+
+
+# --------------------------------------------------------------------------------------------
 # One entry point for tests of fixture pages
 # --------------------------------------------------------------------------------------------
 

@@ -86,33 +86,10 @@ class Check(pytest.Item):
         return self.path, int(digits) - 1 if digits else 0, f"{self.path.name}::{self.name}"
 
 
-def fence_counts(pages):
-    """How the fences of ``pages`` are verified: run, outputs, expected errors, diagrams, skipped."""
-    counts = {"run": 0, "verified outputs": 0, "expected errors": 0, "expected warnings": 0,
-              "diagrams": 0, "diagrams checked against code": 0, "skipped": 0, "hand-trace tables": 0}
-    reasons = []
-    for page in pages:
-        blocks = harness.parse_page(page)
-        for b in blocks:
-            if b.mark("skip") is not None:
-                counts["skipped"] += 1
-                reasons.append(f"{b.where}: {harness._reason(b.mark('skip'))}")
-            elif b.syntax in harness.RUN_SYNTAX:
-                counts["run"] += 1
-                counts["expected errors"] += b.mark("raises") is not None
-                counts["expected warnings"] += b.mark("warns") is not None
-            elif b.syntax in harness.DIAGRAM_SYNTAX:
-                counts["diagrams"] += 1
-                counts["diagrams checked against code"] += any(b.mark(m) for m in harness.DIAGRAM_MARKS)
-            counts["verified outputs"] += b.expected_output is not None
-        counts["hand-trace tables"] += len(harness.parse_tables(page))
-    return counts, reasons
-
-
 def pytest_terminal_summary(terminalreporter):
     pages = sorted(harness.DOCS.rglob("*.md"))
     try:
-        counts, reasons = fence_counts(pages)
+        counts, reasons = harness.fence_counts(pages)
     except Exception as exc:  # noqa: BLE001 - the guard tests report broken pages
         terminalreporter.write_line(f"fence counts unavailable: {exc}")
         return

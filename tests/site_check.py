@@ -137,6 +137,7 @@ class Load:
     requests: list = field(default_factory=list)  # (initiator, url) made by the page
     console: list = field(default_factory=list)  # console errors
     returncode: int = 0
+    copies: list | None = None  # [{"lang", "text"}] as the copy buttons give them (if injected)
 
 
 def load(url: str, budget_ms: int = 15000) -> Load:
@@ -155,7 +156,11 @@ def load(url: str, budget_ms: int = 15000) -> Load:
         line for line in proc.stderr.splitlines()
         if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
     ]
-    return Load(url, proc.stdout, requests, console, proc.returncode)
+    copies = None
+    found = re.search(r'<script id="__copies" type="application/json">(.*?)</script>', proc.stdout, re.S)
+    if found:
+        copies = json.loads(found.group(1))
+    return Load(url, proc.stdout, requests, console, proc.returncode, copies)
 
 
 def page_requests(netlog: Path, page_url: str) -> list[tuple[str, str]]:
@@ -210,19 +215,15 @@ def check_loaded_page(result: Load, html: str) -> list[str]:
     return problems
 
 
-def check_site(site: Path, workers: int = 3) -> dict[str, list[str]]:
+def site_problems(inspected: dict[str, tuple[Load, str]]) -> dict[str, list[str]]:
+    """{page: problems} for the pages of an inspect_site() result that have problems."""
+    found = {rel: check_loaded_page(result, html) for rel, (result, html) in inspected.items()}
+    return {rel: problems for rel, problems in found.items() if problems}
+
+
+def check_site(site: Path, workdir: Path) -> dict[str, list[str]]:
     """Open every page of a built site; return {page: problems} for the pages with problems."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    pages = site_pages(site)
-    with serve(site) as base:
-        def one(rel):
-            url = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
-            return rel, check_loaded_page(load(url), (site / rel).read_text(encoding="utf-8"))
-
-        with ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(one, pages))
-    return {rel: problems for rel, problems in results if problems}
+    return site_problems(inspect_site(site, workdir))
 
 
 def load_after_instant_navigation(site: Path, start: str, target: str, workdir: Path, without=()) -> tuple[Load, str]:
@@ -245,6 +246,55 @@ def load_after_instant_navigation(site: Path, start: str, target: str, workdir: 
     with serve(copy) as base:
         result = load(base + start)
     return result, (site / target / "index.html").read_text(encoding="utf-8")
+
+
+# What Material's copy button puts on the clipboard (its extract(): mark the code element
+# data-md-copying, take data-copy or innerText, trim the end), for every button on the page,
+# collected after Material has mounted them, with every collapsible block opened first (a
+# reader opens it to copy from it; the text of a closed one is not rendered). It loads nothing.
+COPY_READER = r"""<script>document$.subscribe(function () { setTimeout(function () {
+  var out = [];
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });  // as a reader must
+  document.querySelectorAll("button[data-clipboard-target]").forEach(function (button) {
+    var el = document.querySelector(button.getAttribute("data-clipboard-target"));
+    if (!el) return;
+    el.setAttribute("data-md-copying", "");
+    var holder = el.closest("[data-copy]");
+    var text = holder ? holder.getAttribute("data-copy") : el.innerText;
+    el.removeAttribute("data-md-copying");
+    var box = el.closest(".highlight");
+    var lang = box ? Array.from(box.classList).filter(function (c) { return c.indexOf("language-") === 0; })[0] : "";
+    out.push({lang: (lang || "").replace("language-", ""), text: text.replace(/\s+$/, "")});
+  });
+  var data = document.createElement("script");
+  data.id = "__copies"; data.type = "application/json";
+  data.textContent = JSON.stringify(out).replace(/</g, "\\u003c");
+  document.body.appendChild(data);
+}, 300); });</script>"""
+
+
+def inspect_site(site: Path, workdir: Path, workers: int = 3, only=None) -> dict[str, tuple[Load, str]]:
+    """Open every page of a built site in the browser; return {page: (load, page's HTML)}.
+
+    The pages are served from a copy of the site in which each HTML page also carries
+    COPY_READER (``only``: just these pages), so one browser pass gives both what the reader sees (checked by
+    check_loaded_page) and what the copy buttons give (used by the round trip).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    copy = workdir / "site"
+    shutil.copytree(site, copy)
+    pages = [rel for rel in site_pages(site) if only is None or rel in only]
+    for rel in pages:
+        page = copy / rel
+        page.write_text(page.read_text(encoding="utf-8").replace("</body>", COPY_READER + "</body>"), encoding="utf-8")
+    with serve(copy) as base:
+        def one(rel):
+            url = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+            return rel, (load(url), (site / rel).read_text(encoding="utf-8"))
+
+        with ThreadPoolExecutor(workers) as pool:
+            return dict(pool.map(one, pages))
 
 
 def screenshot(url: str, out: Path, dark: bool = False, width: int = 1280, height: int = 2400) -> None:

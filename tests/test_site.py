@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+import harness
+import round_trip
 import site_check
 
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
@@ -67,12 +69,17 @@ def test_a_notebook_cell_that_raises_fails_the_build(tmp_path):
     assert "CellExecutionError" in built.log
 
 
-def test_every_page_works_in_the_browser(book):
+@pytest.fixture(scope="session")
+def inspected(book, tmp_path_factory):
+    """Every page of the book opened once in the browser (see site_check.inspect_site)."""
     need_browser()
     assert book.returncode == 0, book.log[-3000:]
-    pages = site_check.site_pages(book.site)
-    assert len(pages) >= 4, pages
-    problems = site_check.check_site(book.site)
+    return site_check.inspect_site(book.site, tmp_path_factory.mktemp("inspected"))
+
+
+def test_every_page_works_in_the_browser(inspected):
+    assert len(inspected) >= 4, list(inspected)
+    problems = site_check.site_problems(inspected)
     assert problems == {}, "\n".join(f"{page}: {'; '.join(p)}" for page, p in problems.items())
 
 
@@ -106,9 +113,87 @@ def test_browser_checks_reject_broken_pages(tmp_path):
     config = site_check.fixture_project(FIXTURES, tmp_path / "project")
     built = site_check.build_site(tmp_path / "site", config)
     assert built.returncode == 0, built.log[-3000:]
-    problems = site_check.check_site(built.site)
+    problems = site_check.check_site(built.site, tmp_path / "inspect")
     assert "diagram(s) not rendered" in " ".join(problems["broken-diagram/index.html"])
     assert "requests off the site's origin: https://cdn.example.com/library.min.js" in problems[
         "external-script/index.html"
     ]
     assert "KaTeX rendered 0 of 1 formulas" in problems["broken-math/index.html"]
+
+
+def copied_pages(inspected):
+    """{page: python blocks as copied from the site}, and structural problems."""
+    pages, problems = {}, {}
+    for rel, (result, _) in inspected.items():
+        md = round_trip.source_of(rel)
+        if md is None or result.copies is None:
+            continue
+        blocks, found = round_trip.pair_blocks(result.copies, md)
+        if found:
+            problems[rel] = found
+        if blocks:
+            pages[rel] = blocks
+    return pages, problems
+
+
+def test_code_copied_from_the_site_prints_what_the_page_shows(inspected):
+    """The round trip: every page's blocks, as the copy button gives them, pasted in order
+    into a fresh interpreter, print exactly the outputs the page shows."""
+    pages, structural = copied_pages(inspected)
+    assert structural == {}
+    ran = sum(1 for blocks in pages.values() for b in blocks if not b["skip"])
+    assert ran >= 100, ran
+    problems = round_trip.round_trip(pages)
+    assert problems == {}, "\n\n".join(f"{page}:\n" + "\n".join(p) for page, p in problems.items())
+
+
+def test_round_trip_catches_html_that_differs_from_the_markdown(book, tmp_path):
+    """A page whose HTML code differs from its Markdown (one number changed in the first
+    block of the model page) fails the round trip, although the Markdown passes."""
+    need_browser()
+    site = tmp_path / "site"
+    import shutil
+
+    shutil.copytree(book.site, site)
+    page = site / "part1" / "hand-trace" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    tampered = html.replace('<span class="mf">3.0</span>', '<span class="mf">4.0</span>', 1)
+    assert tampered != html
+    page.write_text(tampered, encoding="utf-8")
+    inspected = site_check.inspect_site(site, tmp_path / "inspect", only={"part1/hand-trace/index.html"})
+    pages, structural = copied_pages(inspected)
+    assert structural == {}
+    problems = round_trip.round_trip(pages)
+    message = "\n".join(problems["part1/hand-trace/index.html"])
+    first = next(b for b in harness.parse_page(harness.DOCS / "part1" / "hand-trace.md") if b.syntax == "python")
+    assert f"{first.where}: copied from the site and run in order" in message
+    assert "tensor(8., grad_fn=<MulBackward0>)" in message  # w = 4.0 instead of 3.0
+
+
+def test_every_page_with_code_carries_a_true_stamp(book):
+    """The stamp under each page is generated from the same classification the tests use."""
+    import re
+
+    stamped = 0
+    for rel in site_check.site_pages(book.site):
+        md = round_trip.source_of(rel)
+        if md is None:
+            continue
+        counts, reasons = harness.fence_counts([md])
+        html = (book.site / rel).read_text(encoding="utf-8")
+        aside = re.search(r'<aside class="book-verified"([^>]*)>(.*?)</aside>', html, re.S)
+        if counts["run"] + counts["skipped"] == 0:
+            assert aside is None, rel
+            continue
+        assert aside, f"{rel}: a page with code blocks has no stamp"
+        attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', aside.group(1)))
+        assert int(attrs["run"]) == counts["run"], rel
+        assert int(attrs["skipped"]) == counts["skipped"], rel
+        assert int(attrs["outputs"]) == counts["verified outputs"], rel
+        assert int(attrs["errors"]) == counts["expected errors"], rel
+        text = " ".join(aside.group(2).split())
+        assert "torch 2.13.0" in text and "from commit" in text, text
+        for reason in reasons:
+            assert reason.split(": ", 1)[1] in text, f"{rel}: the stamp does not give the skip reason"
+        stamped += 1
+    assert stamped >= 10
