@@ -71,6 +71,9 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
 
 def _run_page(job: dict) -> list[str]:
     """Run in a fresh child: every block in one namespace; what each printed, or raised."""
+    # A reader's own `python` on Linux starts processes by fork (Python 3.11's default); a
+    # child of the fork server would otherwise inherit "forkserver" and pickle what it starts.
+    multiprocessing.set_start_method("fork", force=True)
     with tempfile.TemporaryDirectory() as cwd:
         os.chdir(cwd)
         namespace = {"__name__": "__main__"}
@@ -89,14 +92,45 @@ def _run_page(job: dict) -> list[str]:
         return results
 
 
-def round_trip(pages: dict[str, list[dict]], workers: int = 2) -> dict[str, list[str]]:
-    """Run each page's copied blocks; return {page: problems} for pages whose output differs."""
+def _child(job, conn):
+    try:
+        conn.send(_run_page(job))
+    except BaseException as exc:  # noqa: BLE001 - reported as the page's failure
+        conn.send([f"the page could not be run: {type(exc).__name__}: {exc}"] * len(job["codes"]))
+    finally:
+        conn.close()
+
+
+def _run_all(jobs: list[dict], workers: int) -> list[list]:
+    """One fresh child per page, ``workers`` at a time. Not a Pool: pool workers are
+    daemonic, and a page may start processes of its own (data-loader workers, ranks)."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["torch", "numpy"])
+    results: list = [None] * len(jobs)
+    pending = list(enumerate(jobs))
+    running = []
+    while pending or running:
+        while pending and len(running) < workers:
+            i, job = pending.pop(0)
+            receive, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(job, send))
+            proc.start()
+            send.close()
+            running.append((i, proc, receive))
+        i, proc, receive = running.pop(0)
+        try:
+            results[i] = receive.recv()
+        except EOFError:
+            results[i] = [f"the page's interpreter died (exit code {proc.exitcode})"] * len(jobs[i]["codes"])
+        proc.join(timeout=60)
+    return results
+
+
+def round_trip(pages: dict[str, list[dict]], workers: int = 2) -> dict[str, list[str]]:
+    """Run each page's copied blocks; return {page: problems} for pages whose output differs."""
     jobs = [{"name": rel, "codes": [None if b["skip"] else b["code"] for b in blocks]}
             for rel, blocks in pages.items()]
-    with ctx.Pool(processes=workers, maxtasksperchild=1) as pool:
-        outputs = pool.map(_run_page, jobs, chunksize=1)
+    outputs = _run_all(jobs, workers)
     problems = {}
     for (rel, blocks), got in zip(pages.items(), outputs):
         for b, printed in zip(blocks, got):

@@ -1,0 +1,98 @@
+"""Seeding and a run-twice check.
+
+``seed_everything(seed)`` seeds Python's ``random``, NumPy's global generator and torch's
+default generator (which also seeds CUDA generators when CUDA is present).
+``seed_worker`` and ``loader_generator`` make DataLoader workers reproducible.
+``run_twice(train, seed)`` runs a training function twice from the same seed and returns the
+largest absolute difference between the two runs' tensors: 0.0 means bitwise identical.
+
+Invariant: ``run_twice`` and ``deterministic_algorithms`` leave the process as they found it
+(RNG states of random, NumPy and torch; the deterministic-algorithms flags; the
+``fill_uninitialized_memory`` flag).
+"""
+
+# --8<-- [start:seed]
+import random
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+import torch.utils.deterministic
+
+
+def seed_everything(seed):
+    """Seed random, NumPy and torch (CPU and, if present, CUDA) with one integer."""
+    if not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an int in [0, 2**32), as NumPy requires; got {seed!r}")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # seeds every device's default generator
+
+
+def seed_worker(worker_id):
+    """DataLoader worker_init_fn: derive random's and NumPy's seeds from the worker's torch seed."""
+    worker_seed = torch.initial_seed() % 2**32  # set by the loader: base_seed + worker_id
+    np.random.seed(worker_seed)
+    random.seed(worker_seed)
+
+
+def loader_generator(seed):
+    """A generator to pass as DataLoader(generator=...): fixes shuffling and worker seeds."""
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+# --8<-- [end:seed]
+
+
+# --8<-- [start:run_twice]
+@contextmanager
+def rng_preserved():
+    """Restore the states of random, NumPy and torch's CPU generator on exit."""
+    py, nps, th = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(py)
+        np.random.set_state(nps)
+        torch.set_rng_state(th)
+
+
+@contextmanager
+def deterministic_algorithms(warn_only=False):
+    """``torch.use_deterministic_algorithms(True)`` inside the block; the old flags after it."""
+    old = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.utils.deterministic.fill_uninitialized_memory,
+    )
+    torch.use_deterministic_algorithms(True, warn_only=warn_only)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(old[0], warn_only=old[1])
+        torch.utils.deterministic.fill_uninitialized_memory = old[2]
+
+
+def run_twice(train, seed):
+    """Seed, run ``train()``, seed again, run it again; return the max abs difference.
+
+    ``train`` takes no argument and returns a list of tensors (e.g. the trained parameters).
+    The result is a float: 0.0 when the two runs agree bit for bit, nan if a run produced
+    a NaN. RNG states are restored afterwards.
+    """
+    if not callable(train):
+        raise TypeError(f"train must be a function of no arguments; got {type(train).__name__}")
+    with rng_preserved():
+        runs = []
+        for _ in range(2):
+            seed_everything(seed)
+            out = list(train())
+            if not out or not all(isinstance(t, torch.Tensor) for t in out):
+                raise TypeError("train() must return a non-empty list of tensors, e.g. [p.detach() for p in model.parameters()]")
+            runs.append([t.detach().clone() for t in out])
+    first, second = runs
+    if [t.shape for t in first] != [t.shape for t in second]:
+        raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")
+    diffs = [(a.double() - b.double()).abs().max().item() for a, b in zip(first, second)]
+    return float("nan") if any(d != d for d in diffs) else max(diffs)
+# --8<-- [end:run_twice]

@@ -1,0 +1,62 @@
+"""Train one MLP twice, in snippets/tensor_engine.py and in torch, from the same weights.
+
+Both runs see the same data and take the same SGD steps on a mean softmax cross-entropy,
+in float64. If every backward of the engine is right, the two loss curves agree to
+rounding error (the tests require 1e-10).
+"""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from snippets.tensor_engine import MLP, SGD, Tensor, cross_entropy
+
+
+def torch_mlp(sizes, seed):
+    """nn.Sequential(Linear, ReLU, ..., Linear) in float64, initialised from ``seed``
+    without touching the global RNG stream."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        layers = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            layers += [torch.nn.Linear(fan_in, fan_out, dtype=torch.float64), torch.nn.ReLU()]
+        return torch.nn.Sequential(*layers[:-1])
+
+
+def copy_weights(net, mlp):
+    """Copy net's Linear weights into mlp: W = weight.T (fan_in, fan_out), b = bias."""
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    if len(linears) != len(mlp.layers):
+        raise ValueError(f"net has {len(linears)} Linear layers, mlp has {len(mlp.layers)}")
+    for layer, lin in zip(mlp.layers, linears):
+        if layer.W.shape != tuple(lin.weight.T.shape):
+            raise ValueError(f"layer shapes differ: {layer.W.shape} vs weight.T {tuple(lin.weight.T.shape)}")
+        layer.W.data = lin.weight.detach().numpy().T.copy()
+        layer.b.data = lin.bias.detach().numpy().copy()
+
+
+def train_both(steps=20, lr=0.1, batch=64, sizes=(32, 64, 10), seed=0):
+    """Return (engine losses, torch losses, mlp, net): one loss per step, before its update."""
+    if steps < 1 or batch < 1 or not lr > 0:
+        raise ValueError("steps and batch must be at least 1 and lr positive")
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch, sizes[0], generator=gen, dtype=torch.float64)  # (N, D_in)
+    y = torch.randint(0, sizes[-1], (batch,), generator=gen)              # (N,)
+    net = torch_mlp(sizes, seed)
+    mlp = MLP(list(sizes))
+    copy_weights(net, mlp)
+    opt, topt = SGD(mlp.parameters(), lr), torch.optim.SGD(net.parameters(), lr)
+    x_e, y_e = Tensor(x.numpy()), y.numpy()
+    losses, tlosses = [], []
+    for _ in range(steps):
+        loss = cross_entropy(mlp(x_e), y_e)   # engine: forward, backward, step
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tloss = F.cross_entropy(net(x), y)    # torch: the same
+        topt.zero_grad()
+        tloss.backward()
+        topt.step()
+        losses.append(loss.data.item())
+        tlosses.append(tloss.item())
+    return np.array(losses), np.array(tlosses), mlp, net

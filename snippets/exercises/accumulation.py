@@ -1,0 +1,169 @@
+"""Exercise 4: gradients add up across backward calls; micro-batches use that on purpose.
+
+Part A, on the graph of the hand trace, L = (w*x + b)**2 at x = 2, w = 3, b = 1
+(dL/dw = 28): two backward passes without zero_grad() leave w.grad = 28 + 28 = 56.
+A function ``two_passes()`` returns the list of w.grad values (floats) after each pass.
+
+Part B: a batch of N examples split into k micro-batches of N/k. With each micro-batch's
+mean loss scaled by 1/k, the accumulated .grad equals the full batch's gradient.
+A function ``micro_batches(k)`` returns ``(accumulated, full)``: dicts
+{parameter name: gradient}, each gradient of its parameter's shape.
+"""
+
+# --8<-- [start:module]
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def hand_trace_leaves():
+    """x, w, b of the hand trace (0-d float32 tensors that require grad)."""
+    return (torch.tensor(v, requires_grad=True) for v in (2.0, 3.0, 1.0))
+
+
+def make_batch(N=8, D=3, seed=0):
+    """A Linear(D, 1) model and a batch X (N, D), y (N, 1); the global RNG is untouched."""
+    gen = torch.Generator().manual_seed(seed)
+    X, y = torch.randn(N, D, generator=gen), torch.randn(N, 1, generator=gen)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = nn.Linear(D, 1)
+    return model, X, y
+
+
+# --8<-- [start:starter]
+def starter_two_passes():
+    """The source's words read literally: one forward, two backward calls."""
+    x, w, b = hand_trace_leaves()
+    L = (w * x + b) ** 2
+    grads = []
+    for _ in range(2):
+        L.backward()                 # the second call raises: the graph was freed
+        grads.append(w.grad.item())
+    return grads
+
+
+def starter_micro_batches(k=4, seed=0):
+    """Accumulate over k micro-batches, each with its own mean loss, unscaled."""
+    model, X, y = make_batch(seed=seed)                # X (N, D), y (N, 1)
+    model.zero_grad()
+    for Xm, ym in zip(X.chunk(k), y.chunk(k)):        # k pieces of (N/k, D), (N/k, 1)
+        F.mse_loss(model(Xm), ym).backward()
+    accumulated = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    F.mse_loss(model(X), y).backward()                 # the full batch, for comparison
+    return accumulated, {n: p.grad.clone() for n, p in model.named_parameters()}
+# --8<-- [end:starter]
+
+
+# --8<-- [start:solution]
+def solution_two_passes():
+    """Two forward passes, each building its own graph, and no zero_grad() between them."""
+    x, w, b = hand_trace_leaves()
+    grads = []
+    for _ in range(2):
+        L = (w * x + b) ** 2         # a new graph each time
+        L.backward()                 # adds 28 into w.grad
+        grads.append(w.grad.item())
+    return grads
+
+
+def solution_two_passes_retained():
+    """One forward pass; the first backward keeps the graph for the second."""
+    x, w, b = hand_trace_leaves()
+    L = (w * x + b) ** 2
+    L.backward(retain_graph=True)
+    first = w.grad.item()
+    L.backward()
+    return [first, w.grad.item()]
+
+
+def solution_micro_batches(k=4, seed=0):
+    """Each micro-batch's mean loss scaled by 1/k: the sum of k scaled means is the full mean."""
+    model, X, y = make_batch(seed=seed)                # X (N, D), y (N, 1)
+    if X.shape[0] % k:
+        raise ValueError(f"N = {X.shape[0]} is not divisible by k = {k}: the 1/k scaling needs equal pieces")
+    model.zero_grad()
+    for Xm, ym in zip(X.chunk(k), y.chunk(k)):        # k pieces of (N/k, D), (N/k, 1)
+        (F.mse_loss(model(Xm), ym) / k).backward()     # .grad += gradient of (mean / k)
+    accumulated = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    F.mse_loss(model(X), y).backward()                 # the full batch, for comparison
+    return accumulated, {n: p.grad.clone() for n, p in model.named_parameters()}
+# --8<-- [end:solution]
+
+
+def starter():
+    """Both parts of the starter: (grads of two passes, micro-batch gradients)."""
+    return starter_two_passes(), starter_micro_batches()
+
+
+def solution():
+    """Both parts of the solution: (grads of two passes, micro-batch gradients)."""
+    return solution_two_passes(), solution_micro_batches()
+
+
+# --8<-- [start:check]
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except RuntimeError as exc:
+        raise AssertionError(
+            f"{fn.__name__} raised RuntimeError: {str(exc).split('.')[0]}. Run the forward pass "
+            "again before the second backward(), or pass retain_graph=True to the first"
+        ) from None
+
+
+def _check_grads(grads):
+    if [round(g, 6) for g in grads] != [28.0, 56.0]:
+        raise AssertionError(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
+
+
+def _check_same(accumulated, full, k):
+    for name, g in full.items():
+        if accumulated[name].shape != g.shape:
+            raise AssertionError(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
+        if not torch.allclose(accumulated[name], g, rtol=1e-5, atol=1e-6):
+            ratio = (accumulated[name].norm() / g.norm()).item()
+            raise AssertionError(
+                f"k={k}: accumulated {name}.grad is {ratio:.3g} times the full batch's: "
+                "scale each micro-batch's mean loss by 1/k before backward()"
+            )
+
+
+def check_two_passes(two_passes):
+    """Acceptance A: two_passes() returns w.grad after each pass: 28, then 28 + 28 = 56."""
+    _check_grads(_call(two_passes))
+
+
+def check_micro_batches(micro_batches, ks=(2, 4)):
+    """Acceptance B: for each k, micro_batches(k=k) accumulates the full batch's gradient."""
+    for k in ks:
+        _check_same(*_call(micro_batches, k=k), k)
+
+
+def check(fn):
+    """Acceptance A and B for fn() -> (w.grad after each pass, (accumulated, full) at k = 4)."""
+    if not callable(fn):
+        raise TypeError(f"check(fn): pass a function such as solution, got {type(fn).__name__}")
+    grads, (accumulated, full) = _call(fn)
+    _check_grads(grads)
+    _check_same(accumulated, full, k=4)
+# --8<-- [end:check]
+# --8<-- [end:module]
+
+
+def main():
+    print("two passes, two forwards:   w.grad after each:", solution_two_passes())
+    print("two passes, retain_graph:   w.grad after each:", solution_two_passes_retained())
+    for name, fn in (("unscaled", starter_micro_batches), ("scaled by 1/k", solution_micro_batches)):
+        accumulated, full = fn(k=4)
+        diff = max((accumulated[n] - full[n]).abs().max().item() for n in full)
+        ratio = (accumulated["weight"].norm() / full["weight"].norm()).item()
+        print(f"micro-batches k=4, {name:13}: |accumulated| / |full| = {ratio:.4f}, max difference {diff:.1e}")
+    check(solution)
+    print("check(solution): PASS")
+
+
+if __name__ == "__main__":
+    main()

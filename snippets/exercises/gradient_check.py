@@ -1,0 +1,107 @@
+"""Exercise 2: autograd against central differences on a one-hidden-layer MLP.
+
+The network is ``snippets.two_layer`` (Linear -> ReLU -> Linear -> mean squared error):
+
+    X (N, D_in) @ W1 (D_in, H) + b1 (H,) -> relu -> @ W2 (H, D_out) + b2 (D_out,) -> P (N, D_out)
+    L = mean((P - Y)**2), a scalar
+
+A result is a dict: ``dtype``; the checked ``index`` of W1 and its ``autograd`` and
+``numeric`` derivatives; ``rel_error`` for that one weight; ``layer_rel_error``, the largest
+relative error over every element of W1 (a (D_in, H) comparison).
+Relative error: |autograd - numeric| / max(|autograd|, |numeric|, 1e-12).
+"""
+
+# --8<-- [start:module]
+import torch
+
+from snippets.finite_diff import central_difference
+from snippets.two_layer import forward, make_tensors
+
+TOLERANCE = 1e-6  # float64 with h = 1e-6 reaches about 1e-9 here; float32 about 1e-3
+
+
+def relative_error(a, n):
+    """Elementwise |a - n| / max(|a|, |n|, 1e-12) for tensors of one shape."""
+    if a.shape != n.shape:
+        raise ValueError(f"shapes differ: {tuple(a.shape)} and {tuple(n.shape)}")
+    return (a - n).abs() / torch.maximum(torch.maximum(a.abs(), n.abs()), torch.tensor(1e-12, dtype=a.dtype))
+
+
+def loss_of_W1(tensors):
+    """L as a function of W1 alone, every other tensor fixed: what a difference quotient needs."""
+    others = {k: v.detach() for k, v in tensors.items()}
+    return lambda W1: forward({**others, "W1": W1})["L"]
+
+
+# --8<-- [start:starter]
+def starter(seed=0):
+    """The source's recipe: float32, h = 1e-5, one weight, then the whole layer."""
+    t = make_tensors(seed=seed, dtype=torch.float32)      # X (4, 3), W1 (3, 5), ..., Y (4, 2)
+    forward(t)["L"].backward()                             # autograd fills t["W1"].grad (3, 5)
+    i, j = torch.randint(0, 3, (1,), generator=torch.Generator().manual_seed(seed)).item(), 2
+    f, h = loss_of_W1(t), 1e-5
+    numeric = torch.zeros_like(t["W1"])                    # (3, 5)
+    with torch.no_grad():
+        for a in range(numeric.shape[0]):
+            for b in range(numeric.shape[1]):
+                plus, minus = t["W1"].detach().clone(), t["W1"].detach().clone()
+                plus[a, b] += h
+                minus[a, b] -= h
+                numeric[a, b] = (f(plus) - f(minus)) / (2 * h)
+    err = relative_error(t["W1"].grad, numeric)            # (3, 5)
+    return {"dtype": t["W1"].dtype, "index": (i, j), "autograd": t["W1"].grad[i, j].item(),
+            "numeric": numeric[i, j].item(), "rel_error": err[i, j].item(),
+            "layer_rel_error": err.max().item()}
+# --8<-- [end:starter]
+
+
+# --8<-- [start:solution]
+def solution(seed=0):
+    """float64, h = 1e-6, evaluated under no_grad by snippets.finite_diff.central_difference."""
+    t = make_tensors(seed=seed, dtype=torch.float64)      # X (4, 3), W1 (3, 5), ..., Y (4, 2)
+    forward(t)["L"].backward()                             # autograd fills t["W1"].grad (3, 5)
+    i, j = torch.randint(0, 3, (1,), generator=torch.Generator().manual_seed(seed)).item(), 2
+    numeric = central_difference(loss_of_W1(t), t["W1"].detach(), h=1e-6)  # (3, 5)
+    err = relative_error(t["W1"].grad, numeric)            # (3, 5)
+    return {"dtype": t["W1"].dtype, "index": (i, j), "autograd": t["W1"].grad[i, j].item(),
+            "numeric": numeric[i, j].item(), "rel_error": err[i, j].item(),
+            "layer_rel_error": err.max().item()}
+# --8<-- [end:solution]
+
+
+# --8<-- [start:check]
+def check(fn, seeds=(0, 1, 2)):
+    """Acceptance: for several seeds, the check is run in float64 and every relative error,
+    for the one weight and for the whole layer W1, is below TOLERANCE."""
+    if not callable(fn):
+        raise TypeError(f"check(fn): pass your function fn(seed) -> dict, got {type(fn).__name__}")
+    for seed in seeds:
+        r = fn(seed=seed)
+        if r.get("dtype") != torch.float64:
+            raise AssertionError(
+                f"the check ran in {r.get('dtype')}: a difference quotient in float32 has a rounding "
+                "error of about 1e-7 * |L| / h, too large to tell a right gradient from a wrong one; use float64"
+            )
+        for key in ("rel_error", "layer_rel_error"):
+            if not r[key] < TOLERANCE:
+                raise AssertionError(
+                    f"seed {seed}: {key} = {r[key]:.2e}, above {TOLERANCE:g}: autograd and the central "
+                    "difference disagree; check the dtype, the step h (1e-6 in float64) and the point"
+                )
+        if abs(r["autograd"] - r["numeric"]) > 1e-6 * max(1.0, abs(r["numeric"])):
+            raise AssertionError(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
+# --8<-- [end:check]
+# --8<-- [end:module]
+
+
+def main():
+    for name, fn in (("starter (float32, h=1e-5)", starter), ("solution (float64, h=1e-6)", solution)):
+        r = fn(seed=0)
+        print(f"{name}: W1{list(r['index'])} autograd {r['autograd']:.10f}, numeric {r['numeric']:.10f}")
+        print(f"  relative error: one weight {r['rel_error']:.1e}, all of W1 {r['layer_rel_error']:.1e}")
+    check(solution)
+    print("check(solution): PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,397 @@
+"""Build the four exercise notebooks of Part IV from the exercise modules.
+
+``python -m snippets.exercises.notebooks`` writes ``docs/notebooks/0N-*.ipynb``, without
+outputs (execution_count null, outputs []), so they diff cleanly. Starter and reference
+code are copied into the notebooks from the ``# --8<-- [start:name]`` sections of the
+modules, so a notebook never holds a second, diverging copy: ``tests/test_exercises.py``
+fails if a committed notebook differs from what this module builds.
+"""
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+NOTEBOOKS = ROOT / "docs" / "notebooks"
+SITE = "../../"  # from a notebook page of the site (notebooks/<name>/) to the site root
+
+
+def section(module, name):
+    """The lines between ``# --8<-- [start:name]`` and ``# --8<-- [end:name]`` of a module."""
+    lines = (HERE / f"{module}.py").read_text(encoding="utf-8").splitlines()
+    try:
+        start = lines.index(f"# --8<-- [start:{name}]")
+        end = lines.index(f"# --8<-- [end:{name}]")
+    except ValueError:
+        raise ValueError(f"snippets/exercises/{module}.py has no section {name!r}") from None
+    return "\n".join(lines[start + 1:end]).strip("\n")
+
+
+SETUP = '''\
+# Setup. The checks and reference solutions live in the book's `snippets` package.
+# From a clone of the book's repository: run `make test` (or `make serve`) once, which
+# creates .venv and installs the package, then start Jupyter with that environment:
+#     .venv/bin/python -m pip install notebook   # if Jupyter is not installed there
+#     .venv/bin/python -m jupyter notebook docs/notebooks/
+import sys
+from pathlib import Path
+
+try:
+    import snippets.exercises
+except ImportError:
+    # Not installed: look for the repository above the current folder and use it.
+    for folder in [Path.cwd(), *Path.cwd().parents]:
+        if (folder / "snippets" / "exercises" / "__init__.py").is_file():
+            sys.path.insert(0, str(folder))
+            break
+    else:
+        raise ImportError(
+            "this notebook needs the book's `snippets` package: open it from a clone of the "
+            "book's repository after `make test` has created .venv (see the comment above)"
+        ) from None
+    import snippets.exercises
+
+import torch
+from snippets.exercises import attempt
+print("torch", torch.__version__)'''
+
+HOW = (
+    "**How this notebook works.** Run it top to bottom. The starter code runs and is wrong; "
+    "`attempt(check, starter)` prints `FAIL:` and what is wrong, without stopping the notebook. "
+    "Edit the starter cell until it prints `PASS`. The reference solution is folded away below "
+    "the checks; the last cells run it and must pass."
+)
+
+
+def details(title, body):
+    return f"<details><summary>{title}</summary>\n\n{body}\n\n</details>"
+
+
+def code_md(code):
+    return f"```python\n{code}\n```"
+
+
+def hand_trace():
+    return [
+        new_markdown_cell(
+            "# Exercise 1: a hand trace, checked at two points\n\n"
+            "**Goal.** For `L = (w1*x + w2*x**2)**2`, compute `L`, `dL/dw1`, `dL/dw2` and `dL/dx` by "
+            "hand at `x = 1, w1 = 2, w2 = 3`, then at `x = 2` (same weights), and verify every "
+            "number with torch.\n\n"
+            f"The method is the one of [Hand trace]({SITE}part1/hand-trace/): forward values first, "
+            "then, node by node, local derivative times upstream gradient. `x` is used twice (in "
+            "`w1*x` and in `x**2`), so its gradient is a sum of two paths, as in "
+            f"[Forks]({SITE}part1/forks/).\n\n" + HOW),
+        new_code_cell(SETUP),
+        new_markdown_cell(
+            "## Trace it on paper first\n\n"
+            "Name the inner sum `u = w1*x + w2*x**2`, so `L = u**2`.\n\n"
+            "| Name | Computed as | at x = 1 | at x = 2 |\n"
+            "|------|-------------|----------|----------|\n"
+            "| `u`  | `w1*x + w2*x**2` | ? | ? |\n"
+            "| `L`  | `u**2`      | ? | ? |\n\n"
+            "Backward: `dL/du = 2u`; then each input of `u` gets `2u` times its local derivative "
+            "(`du/dw1`, `du/dw2`, `du/dx`).\n\n"
+            "**Corrected from the source.** The source poses this exercise at `x = 1` only. There "
+            "`x` and `x**2` are both 1, so a trace that swaps them (`du/dw1 = x**2`, "
+            "`du/dw2 = x`) gives the right numbers, 10 and 10, and \"matches PyTorch\". The check "
+            "below also runs at `x = 2`, where the right answers are 64 and 128 and the swapped "
+            "trace gives 128 and 64."),
+        new_markdown_cell("## Starter\n\nA first attempt, written as Python floats (no autograd). "
+                          "Find what is wrong in it."),
+        new_code_cell(section("hand_trace", "starter")),
+        new_markdown_cell(
+            "## Acceptance check\n\n"
+            "`check(trace)` calls your function at `x = 1` and at `x = 2` (with `w1 = 2, w2 = 3`) "
+            "and compares all four numbers with torch's autograd, in float64."),
+        new_code_cell(
+            "from snippets.exercises.hand_trace import check, with_torch\n\n"
+            "print(attempt(check, starter))"),
+        new_markdown_cell("At `x = 1` alone the starter looks right, which is why one test point is not enough:"),
+        new_code_cell(
+            "for x in (1.0, 2.0):\n"
+            "    mine, ref = starter(x, 2.0, 3.0), with_torch(x, 2.0, 3.0)\n"
+            "    print(f\"x = {x:g}: starter dL/dw1, dL/dw2 = {mine['dL/dw1']:g}, {mine['dL/dw2']:g}; \"\n"
+            "          f\"torch {ref['dL/dw1']:g}, {ref['dL/dw2']:g}\")"),
+        new_markdown_cell("## Reference solution\n\n" + details(
+            "Reference solution (open after you have tried)",
+            "The starter swapped the local derivatives of `w1` and `w2`: `du/dw1 = x` and "
+            "`du/dw2 = x**2`.\n\n" + code_md(section("hand_trace", "solution")) +
+            "\n\nAt `x = 1`: `u = 5`, `L = 25`, `dL/du = 10`, so `dL/dw1 = 10`, `dL/dw2 = 10`, "
+            "`dL/dx = 10 * (2 + 6) = 80`. At `x = 2`: `u = 16`, `L = 256`, `dL/du = 32`, so "
+            "`dL/dw1 = 64`, `dL/dw2 = 128`, `dL/dx = 32 * (2 + 12) = 448`.")),
+        new_code_cell(
+            "from snippets.exercises.hand_trace import solution\n\n"
+            "check(solution)  # raises AssertionError if the reference were wrong\n"
+            "assert solution(1.0, 2.0, 3.0) == {\"L\": 25.0, \"dL/dw1\": 10.0, \"dL/dw2\": 10.0, \"dL/dx\": 80.0}\n"
+            "assert solution(2.0, 2.0, 3.0) == {\"L\": 256.0, \"dL/dw1\": 64.0, \"dL/dw2\": 128.0, \"dL/dx\": 448.0}\n"
+            "for x in (1.0, 2.0):\n"
+            "    print(f\"x = {x:g}:\", solution(x, 2.0, 3.0), \"torch:\", with_torch(x, 2.0, 3.0))"),
+        new_markdown_cell(
+            "## For the report\n\n"
+            "- `dL/dw1 = 2u * x` and `dL/dw2 = 2u * x**2`: the upstream gradient `2u` times the "
+            "factor each weight multiplies.\n"
+            "- `dL/dx = 2u * (w1 + 2*w2*x)`: `x` feeds `u` through two terms, and the two "
+            "contributions add.\n"
+            "- A check at a point where two factors are equal (`x = 1`) cannot tell them apart. "
+            "Check at a second point where every intermediate value differs."),
+    ]
+
+
+def gradient_check():
+    return [
+        new_markdown_cell(
+            "# Exercise 2: autograd against central differences on an MLP\n\n"
+            "**Goal.** For a one-hidden-layer MLP, compare the autograd gradient of the loss with "
+            "a central difference `(L(w + h) - L(w - h)) / 2h`, first for one random weight, then "
+            "for every weight of the first layer, and report the relative error "
+            "`|autograd - numeric| / max(|autograd|, |numeric|)`.\n\n"
+            "The network is the one of [The chain rule](" + SITE + "part1/chain-rule/) "
+            "(`snippets/two_layer.py`), the difference quotient the one of "
+            "[Autograd versus manual gradients](" + SITE + "part1/manual-vs-autograd/) "
+            "(`snippets/finite_diff.py`).\n\n" + HOW),
+        new_code_cell(SETUP),
+        new_markdown_cell("## The network, shape by shape\n\n"
+                          "`X (N, D_in) -> Linear(W1, b1) -> relu -> Linear(W2, b2) -> P (N, D_out)`, "
+                          "and `L = mean((P - Y)**2)`. Weights are stored `(fan_in, fan_out)`."),
+        new_code_cell(
+            "from snippets.two_layer import forward, make_tensors, shapes\n\n"
+            "t = make_tensors(seed=0)                    # float64, N=4, D_in=3, H=5, D_out=2\n"
+            "cache = forward(t)\n"
+            "print(shapes(cache, [\"X\", \"W1\", \"b1\", \"Z1\", \"A1\", \"W2\", \"b2\", \"P\", \"Y\", \"L\"]))\n"
+            "assert cache[\"L\"].shape == torch.Size([])  # a scalar loss"),
+        new_markdown_cell("## Starter\n\nThe source's recipe, as written: float32 and `h = 1e-5`."),
+        new_code_cell("from snippets.exercises.gradient_check import loss_of_W1, relative_error\n"
+                      "from snippets.two_layer import forward, make_tensors\n\n"
+                      + section("gradient_check", "starter")),
+        new_markdown_cell(
+            "## Acceptance check\n\n"
+            "`check(fn)` runs `fn(seed)` for seeds 0, 1 and 2 and requires the check to run in "
+            "float64 with a relative error below `1e-6`, for the one weight and for all of `W1`."),
+        new_code_cell(
+            "from snippets.exercises.gradient_check import check\n\n"
+            "r = starter(seed=0)\n"
+            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.6f}, numeric {r['numeric']:.6f}\")\n"
+            "print(f\"relative error: one weight {r['rel_error']:.1e}, all of W1 {r['layer_rel_error']:.1e}\")\n"
+            "print(attempt(check, starter))"),
+        new_markdown_cell("## Reference solution\n\n" + details(
+            "Reference solution (open after you have tried)",
+            "Make every tensor float64 and use `h = 1e-6`. `central_difference` evaluates the "
+            "loss under `torch.no_grad()` and perturbs one element at a time.\n\n"
+            + code_md(section("gradient_check", "solution")))),
+        new_code_cell(
+            "from snippets.exercises.gradient_check import solution\n\n"
+            "check(solution)  # raises AssertionError if the reference were wrong\n"
+            "r = solution(seed=0)\n"
+            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.10f}, numeric {r['numeric']:.10f}\")\n"
+            "print(f\"relative error: one weight {r['rel_error']:.1e}, all of W1 {r['layer_rel_error']:.1e}\")\n"
+            "assert r[\"dtype\"] == torch.float64 and r[\"layer_rel_error\"] < 1e-6"),
+        new_markdown_cell(
+            "## For the report\n\n"
+            "- In float64 with `h = 1e-6` the one-weight relative error is about `1e-11` and the "
+            "worst over `W1` about `1e-8`: autograd and the difference quotient agree.\n"
+            "- In float32 with `h = 1e-5` the same comparison is off by `1e-3` to `1`: the "
+            "rounding error of a difference quotient is about `1e-7 * |L| / h`, and a gradient "
+            "element near 0 has a relative error near 1. No tolerance separates that noise from a "
+            "wrong backward.\n"
+            "- Keep test points away from kinks: at `relu`'s 0 the difference quotient gives 0.5 "
+            "and autograd 0. `torch.autograd.gradcheck` does the same comparison for every input "
+            "and output at once."),
+    ]
+
+
+def broken_graph():
+    return [
+        new_markdown_cell(
+            "# Exercise 3: a training loop that does not learn\n\n"
+            "**Goal.** Each starter below trains a small MLP for 10 steps. It runs, raises "
+            "nothing, and its loss never decreases. Find the line that breaks the gradient path "
+            "in each, fix it, and show the loss before and after for 10 steps.\n\n"
+            "The bugs are from the list in [What is tracked](" + SITE + "part1/tracking/): "
+            "`.detach()` or `.item()` in the loss path, the wrong module frozen, and an optimizer "
+            "holding the wrong parameters.\n\n" + HOW),
+        new_code_cell(SETUP),
+        new_markdown_cell(
+            "## Starters\n\n"
+            "`X (64, 4)`, `y (64, 1)`; the model is `backbone Linear(4, 8) -> Tanh -> head "
+            "Linear(8, 1)`. Each function returns 11 losses: before each of the 10 steps, then "
+            "after the last."),
+        new_code_cell("import torch.nn.functional as F\n"
+                      "from snippets.exercises.broken_graph import LR, full_batch_loss, make_data, make_model\n\n"
+                      + section("broken_graph", "starter")),
+        new_markdown_cell("## Symptom\n\nThe loss is the same number at every step, for every starter."),
+        new_code_cell(
+            "from snippets.exercises.broken_graph import check, loss_table\n\n"
+            "starters = {\"detach\": starter, \"frozen\": starter_frozen,\n"
+            "            \"optimizer\": starter_optimizer, \"item\": starter_item}\n"
+            "print(loss_table({name: fn() for name, fn in starters.items()}))\n"
+            "for name, fn in starters.items():\n"
+            "    print(f\"{name:9}\", attempt(check, fn))"),
+        new_markdown_cell(
+            "## Diagnosis, in order\n\n"
+            "After the first `loss.backward()`, print four things, in this order; the first "
+            "that reports a problem names the bug:\n\n"
+            "1. `loss.grad_fn`: `None` means the loss was cut from the model (`.detach()`, "
+            "`.item()`).\n"
+            "2. the frozen parameters (`requires_grad` is False).\n"
+            "3. the trainable parameters with no usable gradient (`report_dead_grads` from "
+            f"[the first-step gradient check]({SITE}part1/tracking/#a-first-step-gradient-check)).\n"
+            "4. the trainable parameters the optimizer does not hold (compare tensors by "
+            "identity).\n\n" + code_md(section("broken_graph", "diagnose"))),
+        new_code_cell(
+            "from snippets.exercises.broken_graph import diagnose, first_step\n\n"
+            "for variant in [\"detach\", \"frozen\", \"optimizer\", \"item\", \"fixed\"]:\n"
+            "    print(variant)\n"
+            "    for line in diagnose(*first_step(variant)):  # model, optimizer, loss after one backward\n"
+            "        print(\"   \", line)"),
+        new_markdown_cell("## Reference solution\n\n" + details(
+            "Reference solution (open after you have tried)",
+            "- `detach`: compute the loss from `model(X)` itself; remove `.detach()` and the "
+            "`requires_grad_()` that silenced the error it caused.\n"
+            "- `frozen`: freeze `model.backbone`, not `model.head`; then the head is trainable "
+            "and in the optimizer.\n"
+            "- `optimizer`: build the optimizer after the model is final, from that model's "
+            "`parameters()`.\n"
+            "- `item`: keep the loss a tensor; call `.item()` only on the value you log.\n\n"
+            "All four fixes give the same loop:\n\n" + code_md(section("broken_graph", "solution")))),
+        new_code_cell(
+            "from snippets.exercises.broken_graph import solution\n\n"
+            "check(solution)  # raises AssertionError if the reference were wrong\n"
+            "before, after = starter(), solution()\n"
+            "assert after[-1] < 0.5 * after[0] and before[-1] == before[0]\n"
+            "print(loss_table({\"before fix\": before, \"after fix\": after}))"),
+        new_markdown_cell(
+            "The bars show the loss after the fix, one `#` per 1/30 of the first loss. (The site "
+            "has no plotting library; a text chart keeps the notebook runnable anywhere.)\n\n"
+            "## For the report\n\n"
+            "- Every starter leaves the parameters unchanged: either no gradient reaches them "
+            "(cut graph, frozen module) or the optimizer updates other tensors.\n"
+            "- `loss.requires_grad_()` or `torch.tensor(value, requires_grad=True)` on a loss "
+            "turns the loud error `element 0 of tensors does not require grad` into a silent "
+            "bug. Do not silence that error: find the cut.\n"
+            "- The check that catches all four on the first step: the loss has a `grad_fn`, every "
+            "trainable parameter has a finite, nonzero `.grad` after `backward()`, and every "
+            "trainable parameter is in the optimizer."),
+    ]
+
+
+def accumulation():
+    return [
+        new_markdown_cell(
+            "# Exercise 4: gradients accumulate\n\n"
+            "**Goal.** Run two backward passes without `zero_grad()` in between and show that "
+            "`.grad` holds the sum of both. Explain why training loops call "
+            "`optimizer.zero_grad()` every step. Then use the same accumulation on purpose: "
+            "split a batch into `k` micro-batches and get the full batch's gradient.\n\n"
+            "The graph is the one of [Hand trace](" + SITE + "part1/hand-trace/): "
+            "`L = (w*x + b)**2` at `x = 2, w = 3, b = 1`, where `dL/dw = 28`. "
+            "[Forks](" + SITE + "part1/forks/) shows why a fork and a second backward call add "
+            "up through the same `+=`.\n\n"
+            "**Corrected from the source.** Read literally (one forward pass, then "
+            "`backward()` twice), the exercise raises `RuntimeError: Trying to backward through "
+            "the graph a second time`: the first call frees what the graph saved. It needs two "
+            "forward passes, or `retain_graph=True` on the first call. Either way `w.grad` "
+            "becomes 28 + 28 = 56.\n\n" + HOW),
+        new_code_cell(SETUP),
+        new_markdown_cell("## Starter\n\nPart A reads the source literally; part B accumulates "
+                          "micro-batch gradients without scaling."),
+        new_code_cell("import torch.nn.functional as F\n"
+                      "from snippets.exercises.accumulation import hand_trace_leaves, make_batch\n\n"
+                      + section("accumulation", "starter")),
+        new_markdown_cell(
+            "## Acceptance checks\n\n"
+            "`check_two_passes(fn)`: `fn()` returns `w.grad` after each pass, which must be "
+            "`[28.0, 56.0]`. `check_micro_batches(fn)`: for `k = 2` and `k = 4`, `fn(k=k)` "
+            "returns the accumulated and the full-batch gradients, which must be equal."),
+        new_code_cell(
+            "from snippets.exercises.accumulation import check_micro_batches, check_two_passes\n\n"
+            "print(\"A:\", attempt(check_two_passes, starter_two_passes))\n"
+            "print(\"B:\", attempt(check_micro_batches, starter_micro_batches))"),
+        new_markdown_cell(
+            "## Why `zero_grad()` every step\n\n"
+            "The same `+=` runs in a training loop. Without `zero_grad()`, step `t` applies the "
+            "sum of the gradients of steps `0..t`. With the learning rate 0 the weight stays at "
+            "3, so each step's own gradient is 28, and `.grad` grows by 28 each step:"),
+        new_code_cell(
+            "w = torch.nn.Parameter(torch.tensor(3.0))\n"
+            "opt = torch.optim.SGD([w], lr=0.0)\n"
+            "seen = []\n"
+            "for step in range(3):\n"
+            "    L = (w * 2.0 + 1.0) ** 2     # x = 2, b = 1\n"
+            "    L.backward()                 # no opt.zero_grad() before it\n"
+            "    opt.step()\n"
+            "    seen.append(w.grad.item())\n"
+            "print(seen)\n"
+            "assert seen == [28.0, 56.0, 84.0]\n"
+            "opt.zero_grad()\n"
+            "print(w.grad)  # None: zero_grad() sets .grad to None by default since PyTorch 2.0"),
+        new_markdown_cell("## Reference solution\n\n" + details(
+            "Reference solution (open after you have tried)",
+            "Part A: run the forward pass again for each backward, or keep the graph with "
+            "`retain_graph=True`. Part B: divide each micro-batch's mean loss by `k`; the sum of "
+            "`k` means of `N/k` examples, each divided by `k`, is the mean over all `N`.\n\n"
+            + code_md(section("accumulation", "solution")))),
+        new_code_cell(
+            "from snippets.exercises.accumulation import (check, solution, solution_micro_batches,\n"
+            "                                             solution_two_passes, solution_two_passes_retained)\n\n"
+            "check(solution)  # raises AssertionError if the reference were wrong\n"
+            "check_two_passes(solution_two_passes_retained)\n"
+            "check_micro_batches(solution_micro_batches)\n"
+            "print(\"two forwards: \", solution_two_passes())\n"
+            "print(\"retain_graph: \", solution_two_passes_retained())\n"
+            "accumulated, full = solution_micro_batches(k=4)\n"
+            "for name in full:\n"
+            "    print(f\"{name:6} {tuple(full[name].shape)}  max |accumulated - full| = \"\n"
+            "          f\"{(accumulated[name] - full[name]).abs().max().item():.1e}\")"),
+        new_markdown_cell(
+            "## For the report\n\n"
+            "- `backward()` adds into `.grad` (`AccumulateGrad` does `+=`), so two passes give "
+            "28 + 28 = 56.\n"
+            "- A training step must start from no gradient: without `zero_grad()` each update "
+            "uses the sum of all past gradients, like momentum that never decays.\n"
+            "- Micro-batches: skip `zero_grad()` for `k` backward calls and scale each mean loss "
+            "by `1/k`; unscaled, the gradient is `k` times the full batch's (4 times at `k = 4`).\n"
+            "- One forward and two `backward()` calls raise, because the first frees the saved "
+            "tensors; `retain_graph=True` keeps them, at the cost of their memory."),
+    ]
+
+
+BUILDERS = {"01-hand-trace": hand_trace, "02-gradient-check": gradient_check,
+            "03-broken-graph": broken_graph, "04-accumulation": accumulation}
+
+
+def build(name):
+    """The notebook ``name`` (a key of BUILDERS), without outputs, with stable cell ids."""
+    if name not in BUILDERS:
+        raise ValueError(f"unknown notebook {name!r}; known: {sorted(BUILDERS)}")
+    nb = new_notebook(cells=BUILDERS[name](), metadata={
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    })
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"{name}-{i:02d}"
+    nbformat.validate(nb)
+    return nb
+
+
+def text(name):
+    """The .ipynb file content of notebook ``name``, as written to docs/notebooks/."""
+    return nbformat.writes(build(name)) + "\n"
+
+
+def main(argv=None):
+    """Write every notebook into docs/notebooks/ (or into the folder given as argument)."""
+    argv = sys.argv[1:] if argv is None else argv
+    folder = Path(argv[0]) if argv else NOTEBOOKS
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in BUILDERS:
+        path = folder / f"{name}.ipynb"
+        path.write_text(text(name), encoding="utf-8")
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

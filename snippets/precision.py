@@ -1,0 +1,74 @@
+"""Test an op in reduced precision against a float64 reference, with a tolerance from the dtype.
+
+``relative_error(fn, *inputs, dtype)`` rounds the float64 ``inputs`` to ``dtype``, runs ``fn``
+on them in ``dtype``, runs ``fn`` (or ``reference``) on the *same rounded values* in float64,
+and returns ``max |out - ref| / max |ref|``: the error the op adds, not the error of rounding
+its inputs.
+
+``tolerance(dtype, n)`` is the bound that error is held to:
+
+    k * eps(dtype) + sqrt(n) * eps(float32)
+
+``k * eps(dtype)``: a few roundings of results to ``dtype`` (each at most eps/2 relative).
+``sqrt(n) * eps(float32)``: the rounding of a length-``n`` reduction accumulated in float32,
+as the bfloat16 and float16 CPU kernels of torch 2.13 do (random-walk growth). An op that
+accumulates in ``dtype`` itself, or overflows, exceeds it.
+"""
+
+import math
+
+import torch
+
+LOW = (torch.bfloat16, torch.float16, torch.float32)
+
+
+def tolerance(dtype, n, k=2.0):
+    """Relative tolerance for an op in ``dtype`` whose longest reduction has ``n`` terms."""
+    if dtype not in LOW:
+        raise ValueError(f"dtype must be one of {LOW}; got {dtype}")
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n is the length of the op's longest reduction, a positive int; got {n!r}")
+    return k * torch.finfo(dtype).eps + math.sqrt(n) * torch.finfo(torch.float32).eps
+
+
+def relative_error(fn, *inputs, dtype, reference=None):
+    """``max |fn(rounded) - ref| / max |ref|``, with ``ref`` computed in float64 from the same
+    rounded inputs by ``reference`` (default: ``fn`` itself)."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    if not inputs or not all(isinstance(x, torch.Tensor) and x.dtype == torch.float64 for x in inputs):
+        raise TypeError("pass the inputs as float64 tensors; they are rounded to dtype here")
+    reference = fn if reference is None else reference
+    low = [x.to(dtype) for x in inputs]
+    with torch.no_grad():
+        out = fn(*low)
+        ref = reference(*[x.double() for x in low])
+    if out.dtype != dtype:
+        raise TypeError(f"fn returned {out.dtype} for {dtype} inputs; it must compute in the inputs' dtype")
+    if out.shape != ref.shape:
+        raise ValueError(f"fn gives shape {tuple(out.shape)}, the reference {tuple(ref.shape)}")
+    scale = ref.abs().max().item()
+    if scale == 0:
+        raise ValueError("the reference output is all zeros; a relative error is undefined, pick other inputs")
+    err = (out.double() - ref).abs().max().item()
+    return err / scale if math.isfinite(err) else math.inf
+
+
+# --8<-- [start:assert_close]
+def assert_close_to_reference(fn, *inputs, dtype, n, reference=None, k=2.0):
+    """Fail unless ``fn`` in ``dtype`` is within ``tolerance(dtype, n, k)`` of float64.
+
+    ``inputs``: float64 tensors. ``n``: length of the longest reduction in ``fn`` (the inner
+    dimension of a matmul, the normalized dimension of a softmax or layer norm). Returns the
+    measured relative error, so a test can also record it.
+    """
+    err, tol = relative_error(fn, *inputs, dtype=dtype, reference=reference), tolerance(dtype, n, k)
+    if not err <= tol:  # also fails on nan and inf
+        eps = torch.finfo(dtype).eps
+        raise AssertionError(
+            f"{getattr(fn, '__name__', 'fn')} in {dtype}: relative error {err:.3g} "
+            f"({err / eps:.3g} eps) exceeds tolerance {tol:.3g} ({tol / eps:.3g} eps) for n={n}; "
+            "look for accumulation or overflow in the low-precision dtype"
+        )
+    return err
+# --8<-- [end:assert_close]

@@ -1,0 +1,403 @@
+"""A tensor autograd engine on NumPy: the scalar engine's ideas, with shapes and broadcasting.
+
+A ``Tensor`` holds a float64 NumPy array ``data``, a flag ``requires_grad`` and, after
+``backward()``, a float64 array ``grad`` of the same shape as ``data``. An operation computes
+its output and, right beside it, a closure that sends the output's gradient to its inputs;
+``backward()`` runs those closures in reverse topological order, and every gradient is added
+into ``.grad`` with ``+=`` (a tensor used twice receives both contributions; leaves keep
+accumulating across ``backward()`` calls, as in torch, until they are reset to ``None``).
+
+Invariant: a gradient sent to a tensor has that tensor's shape. The binary operations
+broadcast in the forward, as NumPy and torch do, so their backward must undo it: that is
+``unbroadcast``, which sums the output's gradient over the dimensions the forward expanded.
+
+Supported: ``+ - * /`` and unary ``-`` with broadcasting (a number is a constant tensor);
+``** c`` for a constant number ``c``; ``@`` for 2-D @ 2-D only, (N, D) @ (D, M) -> (N, M);
+``sum`` / ``mean`` over ``axis=None | int | tuple`` with ``keepdims``; ``reshape``;
+``transpose(axes)`` and ``.T``; ``exp``, ``log``, ``relu``, ``tanh``; ``logsumexp`` over one
+axis (max-shifted, so finite for logits of 1000); ``cross_entropy(logits (N, C), targets (N,))``
+-> mean loss (). ``no_grad()`` stops recording. ``Linear``, ``MLP`` and ``SGD`` train a
+small network. Float64 throughout; no GPU, no dtype other than float64.
+"""
+
+# --8<-- [start:core]
+import numpy as np
+
+_grad_enabled = True  # process-wide recording switch, like torch.is_grad_enabled()
+
+
+class no_grad:
+    """``with no_grad():`` operations inside record no graph (used for the SGD update)."""
+
+    def __enter__(self):
+        global _grad_enabled
+        self._before, _grad_enabled = _grad_enabled, False
+
+    def __exit__(self, *exc):
+        global _grad_enabled
+        _grad_enabled = self._before
+
+
+class Tensor:
+    """``data``: float64 array, any shape; ``grad``: None or an array of ``data``'s shape."""
+
+    __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data, requires_grad=False):
+        self.data = np.array(data, dtype=np.float64)  # a float64 copy, any shape
+        self.requires_grad = bool(requires_grad)
+        self.grad = None           # None, or an array shaped like data
+        self._inputs = ()          # the tensors this one was computed from
+        self._backward = None      # sends self.grad to self._inputs
+
+    shape = property(lambda self: self.data.shape)
+    ndim = property(lambda self: self.data.ndim)
+
+    def __repr__(self):
+        return f"Tensor(shape={self.shape}, requires_grad={self.requires_grad})"
+
+    def _result(self, data, inputs):
+        """The output of an op on ``inputs``; recorded only if grad mode is on and one
+        input requires grad."""
+        out = Tensor(data)
+        if _grad_enabled and any(t.requires_grad for t in inputs):
+            out.requires_grad, out._inputs = True, inputs
+        return out
+
+    def _send(self, grad):
+        """Add one contribution to ``self.grad``: the ``+=`` of every fork."""
+        if not self.requires_grad:
+            return
+        if grad.shape != self.shape:
+            raise ValueError(
+                f"a gradient of shape {grad.shape} was sent to a tensor of shape {self.shape}: "
+                "the op's backward must sum over broadcast dimensions (unbroadcast)"
+            )
+        if self.grad is None:
+            self.grad = np.zeros(self.shape)
+        self.grad += grad
+
+    def backward(self, grad=None):
+        """Fill ``.grad`` of every tensor this one depends on with d(self)/d(tensor)
+        (times ``grad``, the seed, shaped like ``self``; 1.0 by default for one element)."""
+        if not self.requires_grad:
+            raise RuntimeError("backward() from a tensor that does not require grad: "
+                               "no input of its graph has requires_grad=True")
+        if grad is None:
+            if self.data.size != 1:
+                raise RuntimeError(
+                    f"backward() from a tensor of shape {self.shape} needs a seed gradient: "
+                    f"pass grad=np.ones({self.shape}) (or reduce to one number first, e.g. .sum())"
+                )
+            grad = np.ones(self.shape)
+        grad = np.asarray(grad, dtype=np.float64)
+        if grad.shape != self.shape:
+            raise ValueError(f"the seed gradient has shape {grad.shape}; it must be {self.shape}")
+        order, seen = [], set()
+
+        def visit(t):  # depth first: every input comes before the tensors made from it
+            if id(t) not in seen:
+                seen.add(id(t))
+                for child in t._inputs:
+                    visit(child)
+                order.append(t)
+
+        visit(self)
+        for t in order:
+            if t._inputs:
+                t.grad = None  # an interior node gets this pass's gradient only
+        self._send(grad)
+        for t in reversed(order):  # each tensor after every tensor that uses it
+            if t._inputs and t.grad is not None:
+                t._backward()
+
+
+def tensor(x):
+    """``x`` itself if it is a Tensor, else a constant Tensor (requires_grad=False)."""
+    return x if isinstance(x, Tensor) else Tensor(x)
+# --8<-- [end:core]
+
+
+# --8<-- [start:unbroadcast]
+def broadcast_shape(a, b):
+    """The shape NumPy and torch broadcast ``a`` and ``b`` to, or a ValueError naming both."""
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        raise ValueError(
+            f"shapes {a} and {b} do not broadcast: align them from the right; each pair of "
+            "sizes must be equal, or one of them 1 or missing"
+        ) from None
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` (shaped like a broadcast result) back to ``shape`` (an input's shape).
+
+    The forward copied the input along two kinds of dimensions: leading dimensions it
+    added, and dimensions of size 1 it stretched. Each copy received its own gradient,
+    so the input's gradient is their sum (the += of a fork, done as one reduction).
+    """
+    extra = grad.ndim - len(shape)
+    if extra < 0 or broadcast_shape(grad.shape, shape) != grad.shape:
+        raise ValueError(f"a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
+    grad = grad.sum(axis=tuple(range(extra)))  # leading dims the forward added
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    return grad.sum(axis=stretched, keepdims=True).reshape(shape)  # dims 1 -> n
+# --8<-- [end:unbroadcast]
+
+
+# --8<-- [start:arithmetic]
+def add(a, b):
+    a, b = tensor(a), tensor(b)
+    broadcast_shape(a.shape, b.shape)
+    out = a._result(a.data + b.data, (a, b))
+
+    def backward():  # d(a + b)/da = 1, d(a + b)/db = 1, then undo the broadcast
+        a._send(unbroadcast(out.grad, a.shape))
+        b._send(unbroadcast(out.grad, b.shape))
+    out._backward = backward
+    return out
+
+
+def mul(a, b):
+    a, b = tensor(a), tensor(b)
+    broadcast_shape(a.shape, b.shape)
+    out = a._result(a.data * b.data, (a, b))
+
+    def backward():  # d(a * b)/da = b, d(a * b)/db = a
+        a._send(unbroadcast(out.grad * b.data, a.shape))
+        b._send(unbroadcast(out.grad * a.data, b.shape))
+    out._backward = backward
+    return out
+
+
+def power(a, c):
+    if isinstance(c, (Tensor, bool)) or not isinstance(c, (int, float)):
+        raise TypeError("only a constant exponent is supported: t ** 2 or t ** -1.0")
+    out = a._result(a.data ** c, (a,))
+
+    def backward():  # d(a ** c)/da = c * a ** (c - 1)
+        a._send(out.grad * c * a.data ** (c - 1))
+    out._backward = backward
+    return out
+
+
+Tensor.__add__ = Tensor.__radd__ = add                       # 2 + t works too
+Tensor.__mul__ = Tensor.__rmul__ = mul
+Tensor.__pow__ = power
+Tensor.__neg__ = lambda a: a * -1.0                          # -a = a * (-1)
+Tensor.__sub__ = lambda a, b: a + (-tensor(b))               # a - b = a + (-b)
+Tensor.__rsub__ = lambda a, b: tensor(b) + (-a)
+Tensor.__truediv__ = lambda a, b: a * tensor(b) ** -1.0      # a / b = a * b^-1
+Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0
+# --8<-- [end:arithmetic]
+
+
+# --8<-- [start:matmul]
+def matmul(a, b):
+    """(N, D) @ (D, M) -> (N, M); 2-D only (no batching, no broadcasting)."""
+    a, b = tensor(a), tensor(b)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"matmul needs (N, D) @ (D, M); got {a.shape} @ {b.shape}")
+    out = a._result(a.data @ b.data, (a, b))
+
+    def backward():  # dA = dY @ B.T (N, D), dB = A.T @ dY (D, M)
+        a._send(out.grad @ b.data.T)
+        b._send(a.data.T @ out.grad)
+    out._backward = backward
+    return out
+
+
+Tensor.__matmul__ = matmul
+Tensor.__rmatmul__ = lambda b, a: matmul(a, b)
+# --8<-- [end:matmul]
+
+
+# --8<-- [start:reductions]
+def _axes(axis, ndim):
+    """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if any(not -ndim <= ax < ndim for ax in axes):
+        raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
+    axes = tuple(sorted(ax % ndim for ax in axes))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis {axis} names a dimension twice")
+    return axes
+
+
+def sum_(a, axis=None, keepdims=False):
+    axes = _axes(axis, a.ndim)
+    out = a._result(a.data.sum(axis=axes, keepdims=keepdims), (a,))
+
+    def backward():  # every summed element gets the gradient of its sum: copy it back
+        g = out.grad if keepdims else np.expand_dims(out.grad, axes)
+        a._send(np.broadcast_to(g, a.shape))
+    out._backward = backward
+    return out
+
+
+def mean(a, axis=None, keepdims=False):
+    count = int(np.prod([a.shape[ax] for ax in _axes(axis, a.ndim)]))
+    return sum_(a, axis, keepdims) * (1.0 / count)  # mean = sum / count
+
+
+Tensor.sum, Tensor.mean = sum_, mean
+# --8<-- [end:reductions]
+
+
+# --8<-- [start:shapes]
+def reshape(a, *shape):
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+    out = a._result(a.data.reshape(shape), (a,))  # NumPy raises if the sizes differ
+
+    def backward():  # same elements, old shape
+        a._send(out.grad.reshape(a.shape))
+    out._backward = backward
+    return out
+
+
+def transpose(a, axes=None):
+    axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
+    if sorted(ax % max(a.ndim, 1) for ax in axes) != list(range(a.ndim)):
+        raise ValueError(f"axes {axes} must be a permutation of the {a.ndim} dimensions")
+    out = a._result(a.data.transpose(axes), (a,))
+
+    def backward():  # apply the inverse permutation
+        a._send(out.grad.transpose(np.argsort(axes)))
+    out._backward = backward
+    return out
+
+
+Tensor.reshape, Tensor.transpose = reshape, transpose
+Tensor.T = property(lambda a: transpose(a))
+# --8<-- [end:shapes]
+
+
+# --8<-- [start:unary]
+def _unary(a, value, local):
+    """An elementwise op: ``value`` is the output array, ``local(out_data)`` its derivative."""
+    out = a._result(value, (a,))
+    out._backward = lambda: a._send(out.grad * local(out.data))
+    return out
+
+
+Tensor.exp = lambda a: _unary(a, np.exp(a.data), lambda y: y)                    # (e^x)' = e^x
+Tensor.log = lambda a: _unary(a, np.log(a.data), lambda y: 1.0 / a.data)          # (log x)' = 1/x
+Tensor.relu = lambda a: _unary(a, np.maximum(a.data, 0.0), lambda y: (a.data > 0) * 1.0)  # 0 at 0
+Tensor.tanh = lambda a: _unary(a, np.tanh(a.data), lambda y: 1.0 - y ** 2)        # 1 - tanh^2
+# --8<-- [end:unary]
+
+
+# --8<-- [start:losses]
+def logsumexp(a, axis, keepdims=False):
+    """log(sum(exp(a), axis)), computed as m + log(sum(exp(a - m))) with m the max over
+    ``axis``: no exp overflows. Backward: g * softmax(a) = g * exp(a - out)."""
+    if not isinstance(axis, int):
+        raise TypeError("logsumexp reduces over one axis: pass an int")
+    (ax,) = _axes(axis, a.ndim)
+    m = a.data.max(axis=ax, keepdims=True)
+    out_k = m + np.log(np.exp(a.data - m).sum(axis=ax, keepdims=True))  # keepdims shape
+    out = a._result(out_k if keepdims else out_k.squeeze(ax), (a,))
+
+    def backward():
+        g = out.grad if keepdims else np.expand_dims(out.grad, ax)
+        a._send(g * np.exp(a.data - out_k))
+    out._backward = backward
+    return out
+
+
+def cross_entropy(logits, targets):
+    """Mean softmax cross-entropy: logits (N, C), integer targets (N,) in [0, C) -> ().
+
+    loss_n = logsumexp(logits_n) - logits_n[targets_n]; backward (softmax - one_hot) / N.
+    """
+    targets = np.asarray(targets)
+    if logits.ndim != 2:
+        raise ValueError(f"logits must be (N, C); got {logits.shape}")
+    n, c = logits.shape
+    if targets.shape != (n,) or targets.dtype.kind not in "iu":
+        raise ValueError(f"targets must be integers of shape ({n},); got {targets.dtype} {targets.shape}")
+    if n and (targets.min() < 0 or targets.max() >= c):
+        raise ValueError(f"targets must lie in [0, {c}); got {targets.min()}..{targets.max()}")
+    x = logits.data
+    m = x.max(axis=1, keepdims=True)
+    lse = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))        # (N, 1)
+    rows = np.arange(n)
+    out = logits._result((lse[:, 0] - x[rows, targets]).mean(), (logits,))
+
+    def backward():
+        p = np.exp(x - lse)                                              # softmax (N, C)
+        p[rows, targets] -= 1.0                                          # minus one-hot
+        logits._send(out.grad * p / n)
+    out._backward = backward
+    return out
+
+
+Tensor.logsumexp = logsumexp
+# --8<-- [end:losses]
+
+
+# --8<-- [start:nn]
+class Linear:
+    """y = x @ W + b: x (N, fan_in), W (fan_in, fan_out), b (fan_out,) -> (N, fan_out).
+
+    W is stored (fan_in, fan_out); torch.nn.Linear stores weight (fan_out, fan_in), so
+    copying from torch is ``W = weight.T``. Initialised like torch: U(-k, k), k = fan_in^-0.5.
+    """
+
+    def __init__(self, fan_in, fan_out, rng):
+        if min(fan_in, fan_out) < 1:
+            raise ValueError(f"Linear needs positive sizes; got {fan_in}, {fan_out}")
+        k = fan_in ** -0.5
+        self.W = Tensor(rng.uniform(-k, k, (fan_in, fan_out)), requires_grad=True)
+        self.b = Tensor(rng.uniform(-k, k, (fan_out,)), requires_grad=True)
+
+    def __call__(self, x):
+        return x @ self.W + self.b  # (N, fan_out) + (fan_out,): b is broadcast over N
+
+    def parameters(self):
+        return [self.W, self.b]
+
+
+class MLP:
+    """Linear -> relu -> ... -> Linear over ``sizes``, e.g. [32, 64, 10]: no relu at the end."""
+
+    def __init__(self, sizes, seed=0):
+        if len(sizes) < 2:
+            raise ValueError("sizes lists the input size and at least one layer size")
+        rng = np.random.default_rng(seed)
+        self.layers = [Linear(i, o, rng) for i, o in zip(sizes[:-1], sizes[1:])]
+
+    def __call__(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            x = x.relu() if i < len(self.layers) - 1 else x
+        return x
+
+    def parameters(self):
+        return [p for layer in self.layers for p in layer.parameters()]
+
+
+class SGD:
+    """p <- p - lr * p.grad for every parameter with a gradient; zero_grad() sets grads to None."""
+
+    def __init__(self, params, lr):
+        self.params = list(params)
+        if not self.params or not all(isinstance(p, Tensor) and p.requires_grad for p in self.params):
+            raise ValueError("SGD needs a non-empty list of Tensors with requires_grad=True")
+        if not lr > 0:
+            raise ValueError(f"lr must be positive; got {lr}")
+        self.lr = lr
+
+    def step(self):
+        with no_grad():
+            for p in self.params:
+                if p.grad is not None:
+                    p.data -= self.lr * p.grad  # in place: p stays the same leaf
+
+    def zero_grad(self):
+        for p in self.params:
+            p.grad = None
+# --8<-- [end:nn]

@@ -1,0 +1,95 @@
+"""Tests of snippets/determinism.py: reproducibility checked by rerunning, global state
+checked before and after."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+import torch.utils.deterministic
+from torch.utils.data import DataLoader, Dataset
+
+from snippets.determinism import (deterministic_algorithms, loader_generator, run_twice,
+                                  seed_everything, seed_worker)
+
+
+def state():
+    return (random.getstate(), np.random.get_state()[1].tolist(), torch.get_rng_state().tolist(),
+            torch.are_deterministic_algorithms_enabled(),
+            torch.is_deterministic_algorithms_warn_only_enabled(),
+            torch.utils.deterministic.fill_uninitialized_memory)
+
+
+def train():
+    model = torch.nn.Linear(4, 1)  # init uses torch's RNG
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(8, 4) + np.random.randn() + random.random()  # all three RNGs matter
+    for _ in range(3):
+        opt.zero_grad()
+        model(x).pow(2).mean().backward()
+        opt.step()
+    return [p.detach() for p in model.parameters()]
+
+
+def test_seed_everything_repeats_all_three_streams():
+    seed_everything(3)
+    a = (random.random(), np.random.rand(), torch.rand(1).item())
+    seed_everything(3)
+    assert (random.random(), np.random.rand(), torch.rand(1).item()) == a
+
+
+def test_run_twice_is_zero_for_a_seeded_run_and_leaves_state():
+    before = state()
+    assert run_twice(train, 0) == 0.0
+    assert state() == before
+
+
+def test_run_twice_sees_an_unseeded_source():
+    counter = iter(range(10))
+
+    def leaky():  # depends on something no seed controls
+        return [torch.full((2,), float(next(counter)))]
+
+    assert run_twice(leaky, 0) == 1.0
+
+
+def test_run_twice_checks_its_input():
+    with pytest.raises(TypeError, match="no arguments"):
+        run_twice(3, 0)
+    with pytest.raises(TypeError, match="list of tensors"):
+        run_twice(lambda: [1.0], 0)
+    with pytest.raises(ValueError, match="2\\*\\*32"):
+        seed_everything(-1)
+
+
+def test_deterministic_algorithms_restores_flags_even_on_error():
+    before = state()
+    with pytest.raises(RuntimeError, match="put_ does not have a deterministic implementation"):
+        with deterministic_algorithms():
+            assert torch.are_deterministic_algorithms_enabled()
+            torch.zeros(3).put_(torch.tensor([0]), torch.tensor([1.0]))
+    assert state() == before
+    with deterministic_algorithms(warn_only=True):
+        with pytest.warns(UserWarning, match="put_"):
+            torch.zeros(3).put_(torch.tensor([0]), torch.tensor([1.0]))
+        assert torch.empty(4).isnan().all()
+    assert state() == before
+
+
+class Noisy(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return torch.tensor([i, torch.randint(1000, ()).item(), np.random.randint(1000), random.randint(0, 999)])
+
+
+def load(seed, workers):
+    dl = DataLoader(Noisy(), batch_size=2, shuffle=True, num_workers=workers,
+                    worker_init_fn=seed_worker, generator=loader_generator(seed))
+    return torch.cat(list(dl))
+
+
+def test_loader_with_workers_repeats_with_the_generator():
+    assert torch.equal(load(0, 2), load(0, 2))
+    assert not torch.equal(load(0, 2), load(1, 2))

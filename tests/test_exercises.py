@@ -1,0 +1,292 @@
+"""Tests of the Part IV exercises (snippets/exercises/) and of their notebooks.
+
+Each exercise's acceptance check passes on the reference solution and fails on the starter
+(the checks bite); expected numbers come from torch or from the math, not from the code
+under test. The committed notebooks are what snippets/exercises/notebooks.py builds, carry
+no outputs, and run top to bottom in a fresh kernel.
+"""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+import torch
+import torch.nn.functional as F
+from nbclient import NotebookClient
+
+from snippets.exercises import accumulation, attempt, broken_graph, gradient_check, hand_trace, notebooks
+from snippets.two_layer import forward, make_tensors
+
+# ------------------------------------------------------------------ the checks bite
+
+CASES = [
+    (hand_trace.check, hand_trace.solution, hand_trace.starter),
+    (gradient_check.check, gradient_check.solution, gradient_check.starter),
+    (broken_graph.check, broken_graph.solution, broken_graph.starter),
+    (broken_graph.check, broken_graph.solution, broken_graph.starter_frozen),
+    (broken_graph.check, broken_graph.solution, broken_graph.starter_optimizer),
+    (broken_graph.check, broken_graph.solution, broken_graph.starter_item),
+    (accumulation.check, accumulation.solution, accumulation.starter),
+    (accumulation.check_two_passes, accumulation.solution_two_passes, accumulation.starter_two_passes),
+    (accumulation.check_two_passes, accumulation.solution_two_passes_retained, accumulation.starter_two_passes),
+    (accumulation.check_micro_batches, accumulation.solution_micro_batches, accumulation.starter_micro_batches),
+]
+
+
+@pytest.mark.parametrize("check, solution, starter", CASES, ids=lambda f: f.__module__.split(".")[-1] + "." + f.__name__)
+def test_check_passes_on_the_solution_and_fails_on_the_starter(check, solution, starter):
+    check(solution)
+    with pytest.raises(AssertionError):
+        check(starter)
+    assert attempt(check, solution) == "PASS"
+    assert attempt(check, starter).startswith("FAIL: ")
+
+
+def test_every_starter_of_exercise_3_is_checked():
+    assert set(broken_graph.STARTERS) == {"detach", "frozen", "optimizer", "item"}
+    assert {f for _, _, f in CASES} >= set(broken_graph.STARTERS.values())
+
+
+def test_attempt_lets_other_errors_through():
+    def broken(x, w1, w2):
+        raise ZeroDivisionError("a bug in the code under check")
+
+    with pytest.raises(ZeroDivisionError):
+        attempt(hand_trace.check, broken)
+    with pytest.raises(TypeError, match="pass the module's check"):
+        attempt(hand_trace.check, None)
+
+
+@pytest.mark.parametrize("check", [hand_trace.check, gradient_check.check, broken_graph.check, accumulation.check])
+def test_checks_refuse_a_non_function(check):
+    with pytest.raises(TypeError, match="check"):
+        check(42)
+
+
+# ------------------------------------------------------------------ exercise 1
+
+
+def test_hand_trace_numbers_of_the_source_and_of_the_second_point():
+    # the source's answers at x = 1, and the errata's at x = 2 (SEED_ERRATA B10)
+    assert hand_trace.with_torch(1.0, 2.0, 3.0) == {"L": 25.0, "dL/dw1": 10.0, "dL/dw2": 10.0, "dL/dx": 80.0}
+    assert hand_trace.with_torch(2.0, 2.0, 3.0) == {"L": 256.0, "dL/dw1": 64.0, "dL/dw2": 128.0, "dL/dx": 448.0}
+
+
+def test_the_swapped_starter_passes_at_x_1_alone():
+    # B10: one test point where x == x**2 cannot catch the swap; the second point does
+    hand_trace.check(hand_trace.starter, points=[(1.0, 2.0, 3.0)])
+    with pytest.raises(AssertionError, match="at x=2"):
+        hand_trace.check(hand_trace.starter)
+
+
+@pytest.mark.parametrize("x, w1, w2", [(-1.5, 0.5, 2.0), (0.3, -2.0, 1.0), (3.0, 1.0, -0.25)])
+def test_hand_trace_solution_matches_autograd_at_other_points(x, w1, w2):
+    hand_trace.check(hand_trace.solution, points=[(x, w1, w2)])
+
+
+def test_hand_trace_check_rejects_tensors_and_missing_keys():
+    with pytest.raises(AssertionError, match="must be a number"):
+        hand_trace.check(lambda x, w1, w2: {k: torch.tensor(1.0) for k in hand_trace.KEYS})
+    with pytest.raises(AssertionError, match="keys"):
+        hand_trace.check(lambda x, w1, w2: {"L": 25.0})
+
+
+# ------------------------------------------------------------------ exercise 2
+
+
+def test_gradient_check_autograd_value_is_torchs():
+    r = gradient_check.solution(seed=0)
+    t = make_tensors(seed=0)
+    (g,) = torch.autograd.grad(forward(t)["L"], t["W1"])
+    i, j = r["index"]
+    assert r["autograd"] == g[i, j].item()
+    assert r["dtype"] == torch.float64
+    assert abs(r["numeric"] - r["autograd"]) < 1e-8
+
+
+def test_starter_float32_error_is_far_above_float64s():
+    s, r = gradient_check.starter(seed=0), gradient_check.solution(seed=0)
+    assert s["dtype"] == torch.float32
+    assert s["layer_rel_error"] > 1e4 * r["layer_rel_error"]
+
+
+def test_relative_error_definition():
+    a = torch.tensor([1.0, -2.0, 0.0], dtype=torch.float64)
+    n = torch.tensor([1.1, -2.0, 0.0], dtype=torch.float64)
+    err = gradient_check.relative_error(a, n)
+    assert torch.allclose(err, torch.tensor([0.1 / 1.1, 0.0, 0.0], dtype=torch.float64))
+    with pytest.raises(ValueError, match="shapes differ"):
+        gradient_check.relative_error(a, n[:2])
+
+
+def test_gradient_check_rejects_a_wrong_backward():
+    # a result whose autograd value is 1 % off must fail, even in float64
+    def one_percent_off(seed=0):
+        r = gradient_check.solution(seed)
+        return {**r, "autograd": r["autograd"] * 1.01, "rel_error": 0.01 / 1.01}
+
+    with pytest.raises(AssertionError, match="rel_error"):
+        gradient_check.check(one_percent_off)
+
+
+# ------------------------------------------------------------------ exercise 3
+
+
+def test_solution_loss_decreases_every_step_and_starters_are_flat():
+    losses = broken_graph.solution()
+    assert len(losses) == 11
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+    X, y = broken_graph.make_data(0)
+    assert losses[0] == pytest.approx(F.mse_loss(broken_graph.make_model(0)(X), y).item())
+    for fn in broken_graph.STARTERS.values():
+        start = fn()
+        assert len(start) == 11 and max(start) == min(start) == pytest.approx(losses[0])
+
+
+def test_make_model_leaves_the_global_rng_alone():
+    torch.manual_seed(5)
+    expected = torch.rand(3)
+    torch.manual_seed(5)
+    broken_graph.make_model(0)
+    broken_graph.make_data(0)
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("variant, first_problem", [
+    ("detach", "1. loss.grad_fn: None"), ("item", "1. loss.grad_fn: None"),
+    ("frozen", "2. frozen: ['head.weight', 'head.bias']"),
+    ("optimizer", "4. trainable but not in the optimizer: ['backbone.weight'"),
+])
+def test_diagnose_names_each_bug(variant, first_problem):
+    lines = broken_graph.diagnose(*broken_graph.first_step(variant))
+    assert any(line.startswith(first_problem) for line in lines), lines
+
+
+def test_diagnose_reports_nothing_on_the_fixed_loop():
+    lines = broken_graph.diagnose(*broken_graph.first_step("fixed"))
+    assert lines == ["1. loss.grad_fn: MseLossBackward0", "2. frozen: none",
+                     "3. no usable gradient: none", "4. trainable but not in the optimizer: none"]
+
+
+def test_diagnose_and_first_step_check_their_inputs():
+    with pytest.raises(TypeError, match="nn.Module"):
+        broken_graph.diagnose("model", None, None)
+    model, opt, _ = broken_graph.first_step("fixed")
+    with pytest.raises(TypeError, match="scalar loss"):
+        broken_graph.diagnose(model, opt, torch.ones(2))
+    with pytest.raises(ValueError, match="variant must be one of"):
+        broken_graph.first_step("typo")
+
+
+def test_loss_table_bars_scale_with_the_last_column():
+    text = broken_graph.loss_table({"a": [1.0, 1.0, 1.0], "b": [2.0, 1.0, 0.5]}, width=8)
+    rows = text.splitlines()
+    assert rows[0].split() == ["step", "a", "b"]
+    assert [r.count("#") for r in rows[1:]] == [8, 4, 2]
+    assert rows[-1].startswith(" end")
+    with pytest.raises(ValueError, match="one length"):
+        broken_graph.loss_table({"a": [1.0], "b": [1.0, 2.0]})
+
+
+def test_check_needs_one_loss_per_step_plus_the_final_one():
+    with pytest.raises(AssertionError, match="11 losses"):
+        broken_graph.check(lambda steps, seed: [1.0] * steps)
+
+
+# ------------------------------------------------------------------ exercise 4
+
+
+def test_two_passes_sum_the_hand_trace_gradient():
+    x, w, b = accumulation.hand_trace_leaves()
+    (g,) = torch.autograd.grad((w * x + b) ** 2, w)
+    assert g.item() == 28.0
+    assert accumulation.solution_two_passes() == [g.item(), 2 * g.item()]
+    assert accumulation.solution_two_passes_retained() == [g.item(), 2 * g.item()]
+
+
+@pytest.mark.parametrize("k", [2, 4, 8])
+def test_micro_batches_match_a_full_batch_computed_independently(k):
+    accumulated, full = accumulation.solution_micro_batches(k=k)
+    model, X, y = accumulation.make_batch()
+    grads = torch.autograd.grad(((model(X) - y) ** 2).mean(), list(model.parameters()))
+    for (name, _), g in zip(model.named_parameters(), grads):
+        torch.testing.assert_close(full[name], g)
+        torch.testing.assert_close(accumulated[name], g, rtol=1e-5, atol=1e-6)
+    unscaled, _ = accumulation.starter_micro_batches(k=k)
+    torch.testing.assert_close(unscaled["weight"], k * full["weight"], rtol=1e-5, atol=1e-6)
+
+
+def test_micro_batches_refuse_unequal_pieces():
+    with pytest.raises(ValueError, match="not divisible"):
+        accumulation.solution_micro_batches(k=3)
+
+
+# ------------------------------------------------------------------ notebooks
+
+
+@pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
+def test_committed_notebook_is_the_generated_one_without_outputs(name):
+    path = notebooks.NOTEBOOKS / f"{name}.ipynb"
+    assert path.read_text(encoding="utf-8") == notebooks.text(name), (
+        f"{path} is not what snippets/exercises/notebooks.py builds: "
+        "run .venv/bin/python -m snippets.exercises.notebooks"
+    )
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["outputs"] == [] and c["execution_count"] is None for c in code)
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "<details><summary>Reference solution" in markdown
+
+
+def test_section_names_a_missing_section():
+    with pytest.raises(ValueError, match="no section 'nope'"):
+        notebooks.section("hand_trace", "nope")
+
+
+def _execute(name):
+    nb = nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(notebooks.NOTEBOOKS)}}).execute()
+    return name, nb
+
+
+def test_notebooks_run_top_to_bottom_headless():
+    # one kernel per notebook, in parallel: kernel start-up and the torch import dominate
+    with ThreadPoolExecutor(len(notebooks.BUILDERS)) as pool:
+        done = dict(pool.map(_execute, sorted(notebooks.BUILDERS)))  # raises CellExecutionError
+    for name, nb in done.items():
+        outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+        text = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream")
+        assert not [o for o in outputs if o["output_type"] == "error"], name
+        assert "FAIL: " in text, f"{name}: the starter should visibly fail its check"
+        assert "torch 2.13.0" in text, name
+
+
+def test_checked_points_keep_every_hidden_unit_away_from_relus_kink():
+    # the report says no hidden unit sits within h of relu's kink at the checked points
+    for seed in (0, 1, 2):
+        z1 = forward(make_tensors(seed=seed))["Z1"]  # (N, H)
+        assert z1.abs().min().item() > 1e-3
+
+
+WITHOUT_INSTALLED_PACKAGE = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in str(getattr(f, "__module__", ""))]
+sys.path[:] = [p for p in sys.path if p not in ("", ".", {root!r})]
+"""
+
+
+@pytest.mark.parametrize("where, works", [("docs/notebooks", True), (None, False)])
+def test_setup_cell_without_the_installed_package(tmp_path, where, works):
+    import subprocess
+    import sys
+
+    cwd = notebooks.ROOT / where if where else tmp_path
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_INSTALLED_PACKAGE.format(root=str(notebooks.ROOT)) + notebooks.SETUP],
+                          cwd=cwd, capture_output=True, text=True, timeout=60)
+    if works:  # inside the repository: the cell finds the package above the current folder
+        assert proc.returncode == 0 and "torch 2.13.0" in proc.stdout, proc.stderr
+    else:      # elsewhere: it stops and says what to do
+        assert proc.returncode != 0
+        assert "ImportError: this notebook needs the book's `snippets` package" in proc.stderr
