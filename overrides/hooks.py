@@ -5,8 +5,9 @@
    build. The template (overrides/main.html) prints it; tests/test_site.py checks it is true.
 
 1. The test markers of a page (HTML comments such as <!--pytest-codeblocks:cont-->) are
-   removed from its HTML. Inside an admonition or a list, Markdown wraps such a comment in an
-   unclosed <p>, which would leave an empty paragraph between a code block and its output.
+   removed from its Markdown before it is rendered. Left in, Markdown wraps such a comment
+   (inside an admonition or a list, together with the fence after it) in a <p>, which leaves
+   empty paragraphs between a code block and its output.
 2. Notebook pages are kept free of requests to a CDN. The notebook HTML template of
    mkdocs-jupyter (nbconvert's) embeds a MathJax loader, and a module script that imports
    mermaid from a CDN when a notebook has a mermaid output. The book typesets math with its
@@ -29,11 +30,7 @@ CDN_SCRIPTS = [
 ]
 
 
-MARKERS = re.compile(r"(?:<p>)?(?:\s*<!--\s*(?:pytest[-.]|hand-trace:).*?-->)+(?:\s*</p>)?")
-
-
-def on_page_content(html, page, config, files):
-    return MARKERS.sub("", html)
+MARKER_LINE = re.compile(r"^[ \t]*<!--\s*(?:pytest[-.]|hand-trace:).*?-->[ \t]*\n", re.M)
 
 
 def on_post_page(output, page, config):
@@ -76,4 +73,4 @@ def on_page_markdown(markdown, page, config, files):
             skipped_reasons=[r.split(": ", 1)[1] for r in reasons],
             **BUILD,
         )
-    return markdown
+    return MARKER_LINE.sub("", markdown)

@@ -106,6 +106,8 @@ def worker(rank, world_size, port, out_dir, k, m):
         out["ddp"] = [p.grad.clone() for p in model.parameters()]
         out["all_reduce_calls"] = calls["n"]
         torch.save(out, os.path.join(out_dir, f"rank{rank}.pt"))
+        del ddp  # DDP's reducer holds the process group: release it before teardown
+        dist.barrier()  # no rank tears down while the other still communicates
     finally:
         dist.destroy_process_group()
 # --8<-- [end:worker]

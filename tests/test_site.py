@@ -3,6 +3,7 @@
 Fixture sites prove that the browser checks reject what they claim to reject."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,7 @@ def test_test_markers_do_not_reach_the_html(book):
         html = (book.site / page).read_text(encoding="utf-8")
         assert "<!--pytest" not in html and "<!-- hand-trace" not in html, page
         assert "<p></p>" not in html and "<p>\n<div" not in html, page
+        assert not re.search(r"</div>\s*</p>", html), f"{page}: a code block wrapped in a paragraph"
 
 
 def test_notebook_is_executed_and_downloadable(book):
