@@ -1,9 +1,8 @@
-"""Gradient recipes to copy: an accumulation loop with 1/k scaling, and a seed set-up.
+"""A gradient recipe to copy: an accumulation loop with 1/k scaling.
 
 ``accumulate_gradients`` fills ``.grad`` with the gradient of the full batch's mean loss,
 computed from ``k`` equal micro-batches, so that one optimizer step after it is the step a
-single full-batch backward would give. ``seed_everything`` seeds every random stream a
-training script on CPU draws from and returns a generator for data shuffling.
+single full-batch backward would give. (The seed set-up recipe is snippets/determinism.py.)
 """
 
 # --8<-- [start:accumulation]
@@ -42,29 +41,3 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         total += loss.item() / k  # a float: no graph is kept alive
     return total
 # --8<-- [end:accumulation]
-
-
-# --8<-- [start:determinism]
-import random
-
-import numpy
-import torch
-
-
-def seed_everything(seed):
-    """Seed Python's ``random``, NumPy's global generator and torch (CPU and, if present, CUDA).
-
-    Returns a ``torch.Generator`` seeded with ``seed``: pass it to ``DataLoader(generator=...)``
-    or ``torch.randperm(n, generator=...)`` so shuffling does not depend on how many random
-    numbers other code drew first. Seeding fixes random streams only; it does not make
-    nondeterministic kernels deterministic (see torch.use_deterministic_algorithms).
-    """
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}; NumPy accepts no other")
-    random.seed(seed)
-    numpy.random.seed(seed)
-    torch.manual_seed(seed)  # also seeds every CUDA device
-    generator = torch.Generator()
-    generator.manual_seed(seed)
-    return generator
-# --8<-- [end:determinism]

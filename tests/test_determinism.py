@@ -93,3 +93,9 @@ def load(seed, workers):
 def test_loader_with_workers_repeats_with_the_generator():
     assert torch.equal(load(0, 2), load(0, 2))
     assert not torch.equal(load(0, 2), load(1, 2))
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32, 1.5, "0"])
+def test_seed_everything_rejects_seeds_numpy_would_not_take(bad):
+    with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*32\)"):
+        seed_everything(bad)

@@ -1,5 +1,5 @@
 """Tests of snippets/recipes.py: the accumulation loop against a single full-batch backward
-(the gradient torch computes directly), and seed_everything against fresh draws."""
+(the gradient torch computes directly)."""
 
 import random
 
@@ -7,7 +7,7 @@ import numpy
 import pytest
 import torch
 
-from snippets.recipes import accumulate_gradients, seed_everything
+from snippets.recipes import accumulate_gradients
 
 
 def make_model(seed=0):
@@ -79,28 +79,3 @@ def test_bad_arguments_say_what_to_do():
         accumulate_gradients(model, loss_fn, x, y[:4], 2)
     with pytest.raises(ValueError, match="must return the mean loss"):
         accumulate_gradients(model, torch.nn.MSELoss(reduction="none"), x, y, 2)
-
-
-def test_seed_everything_repeats_every_stream():
-    def draws():
-        g = seed_everything(7)
-        return (random.random(), float(numpy.random.rand()), torch.rand(3).tolist(),
-                torch.randperm(10, generator=g).tolist())
-
-    first, second = draws(), draws()
-    assert first == second
-    seed_everything(8)
-    assert random.random() != first[0]
-
-
-def test_seed_everything_returns_a_generator_seeded_like_a_fresh_one():
-    g = seed_everything(11)
-    ref = torch.Generator().manual_seed(11)
-    assert isinstance(g, torch.Generator)
-    assert torch.equal(torch.rand(4, generator=g), torch.rand(4, generator=ref))
-
-
-@pytest.mark.parametrize("bad", [-1, 2**32, 1.5, True, "0"])
-def test_seed_everything_rejects_bad_seeds(bad):
-    with pytest.raises(ValueError, match="seed must be an int"):
-        seed_everything(bad)
