@@ -65,9 +65,9 @@ def bench(repeats=200, warmup=20, batch=64, sizes=(32, 64, 10), seed=0):
 
 
 def main(argv=None):
-    import argparse
+    from snippets._cli import parser as make_parser
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = make_parser("snippets.bench_engine", __doc__)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 64, 10])
     parser.add_argument("--repeats", type=int, default=200)

@@ -103,6 +103,8 @@ def max_grad_error(fn, x, eps=1e-6):
         raise TypeError(f"x must be a float64 tensor, got {got}: pass x.double()")
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps}: use about 1e-6 in float64")
+    if not torch.isfinite(x).all():
+        raise ValueError("x holds NaN or inf: measure the gradient error at finite points")
     x = x.detach().requires_grad_(True)
     y = fn(x)
     if not isinstance(y, torch.Tensor) or y.shape != x.shape:
@@ -138,10 +140,17 @@ def grads_are_finite(parameters):
     Call it after backward() and before optimizer.step(); skip the step when it is False.
     Raises if a parameter has no .grad, because a missing gradient is a bug of its own.
     """
+    if isinstance(parameters, (torch.nn.Module, torch.Tensor)):
+        raise TypeError(
+            f"parameters must be an iterable of tensors, got a {type(parameters).__name__}: "
+            "pass model.parameters() (or [tensor] for one tensor)"
+        )
     parameters = list(parameters)
     if not parameters:
         raise ValueError("no parameters given: pass model.parameters() or a list of tensors")
     for i, p in enumerate(parameters):
+        if not isinstance(p, torch.Tensor):
+            raise TypeError(f"parameter {i} is a {type(p).__name__}: pass model.parameters() or a list of tensors")
         if p.grad is None:
             raise ValueError(f"parameter {i} has no .grad: call loss.backward() before checking")
     return all(bool(torch.isfinite(p.grad).all()) for p in parameters)

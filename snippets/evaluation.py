@@ -19,7 +19,9 @@ from snippets.saved_bytes import track_saved
 
 def _check_module(model):
     if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
+        raise TypeError(
+            f"model must be a torch.nn.Module; got {type(model).__name__}: pass the model itself"
+        )
 
 
 # --8<-- [start:evaluate]
@@ -49,6 +51,11 @@ def evaluate(model, batches):
     shape. Returns a tensor of shape (sum of B_i, ...) with no graph and no ``grad_fn``.
     """
     _check_module(model)
+    if isinstance(batches, torch.Tensor):
+        raise TypeError(
+            f"batches is one tensor of shape {tuple(batches.shape)}: pass an iterable of batches, "
+            "e.g. [X] for a single batch or X.split(64) for batches of 64 rows"
+        )
     outputs = []
     with evaluating(model):
         for i, batch in enumerate(batches):

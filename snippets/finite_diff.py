@@ -53,12 +53,13 @@ def _scalar(value):
 
 
 # --8<-- [start:check_gradient]
-def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3):
+def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3, allow_nonfinite=False):
     """Compare the autograd gradient of f at x with central differences; return both.
 
     Same contract as central_difference. The tolerances are gradcheck's defaults:
     |autograd - numeric| <= atol + rtol * |numeric| elementwise. Raises AssertionError
-    naming the worst element when they disagree.
+    naming the worst element when they disagree. A NaN or inf in either gradient fails,
+    unless allow_nonfinite=True: then the same NaN or inf on both sides counts as agreement.
     """
     numeric = central_difference(f, x, h)
     w = x.detach().clone().requires_grad_(True)
@@ -67,7 +68,19 @@ def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3):
     if not out.requires_grad:
         raise ValueError("f(x) does not require grad: f must compute with its argument, not a copy of it")
     (analytic,) = torch.autograd.grad(out, w)
-    bad = (analytic - numeric).abs() > atol + rtol * numeric.abs()
+    if not allow_nonfinite:
+        for source, g in (("autograd", analytic), ("the central difference", numeric)):
+            nonfinite = ~torch.isfinite(g)
+            if nonfinite.any():
+                i = int(nonfinite.reshape(-1).nonzero()[0])
+                raise AssertionError(
+                    f"{source} gives {g.reshape(-1)[i].item()} at flat index {i} "
+                    f"({int(nonfinite.sum())} of {g.numel()} elements are not finite): "
+                    "f or its backward is undefined there; check another point, or pass "
+                    "allow_nonfinite=True if it should be"
+                )
+    same = (analytic == numeric) | (analytic.isnan() & numeric.isnan())  # equal NaN or inf
+    bad = ~((analytic - numeric).abs() <= atol + rtol * numeric.abs()) & ~same  # NaN fails
     if bad.any():
         i = int(bad.reshape(-1).nonzero()[0])
         raise AssertionError(

@@ -35,14 +35,15 @@ class Value:
         """Set ``.grad`` of every Value this one depends on to d self / d value."""
         if not isinstance(accumulate, bool):
             raise TypeError("accumulate must be True (+=, correct) or False (=, the bug)")
-        order, seen = [], set()
-
-        def visit(v):  # depth first: a Value's inputs come before it
-            if id(v) not in seen:
-                seen.add(id(v))
-                for child in v._inputs:
-                    visit(child)
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:  # depth first, with a stack: a Value's inputs come before it
+            v, inputs_done = stack.pop()
+            if inputs_done:
                 order.append(v)
+            elif id(v) not in seen:
+                seen.add(id(v))
+                stack.append((v, True))
+                stack.extend((x, False) for x in reversed(v._inputs))
 
         def send(node, g):
             if accumulate:
@@ -50,7 +51,6 @@ class Value:
             else:
                 node.grad = g  # the bug: the last use wins
 
-        visit(self)
         for v in order:
             v.grad = 0.0
         self.grad = 1.0

@@ -25,7 +25,10 @@ class GuardError(AssertionError):
 
 def _check_module(module):
     if not isinstance(module, torch.nn.Module):
-        raise TypeError(f"expected a torch.nn.Module, got {type(module).__name__}")
+        raise TypeError(
+            f"module must be a torch.nn.Module, got {type(module).__name__}: pass the model "
+            "itself, not model.parameters() or a list of tensors"
+        )
 
 
 def _trainable(module):
@@ -38,11 +41,18 @@ def _trainable(module):
 
 # --8<-- [start:no_graph]
 def assert_no_graph(value, what="value"):
-    """Fail if ``value`` is a tensor that keeps an autograd graph alive.
+    """Fail if ``value`` keeps an autograd graph alive: a tensor with a ``grad_fn``, or a
+    list, tuple or dict that holds one. A leaf (a parameter) has no graph behind it: it passes.
 
     Use on anything stored beyond one step: logged losses, collected predictions.
     """
-    if isinstance(value, torch.Tensor) and value.requires_grad:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert_no_graph(item, f"{what}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            assert_no_graph(item, f"{what}[{i}]")
+    elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
         raise GuardError(
             f"{what} requires grad (grad_fn={type(value.grad_fn).__name__}), so keeping it keeps "
             "its whole graph alive: store value.item() or value.detach(), or compute it under "
@@ -52,6 +62,8 @@ def assert_no_graph(value, what="value"):
 
 def as_log_value(loss):
     """The number to log for a scalar loss: a Python float, with no graph behind it."""
+    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+        raise TypeError(f"loss is already a Python {type(loss).__name__}: log it as it is")
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
         raise TypeError(f"expected a one-element tensor, got {shape}: reduce it first, e.g. loss.mean()")
@@ -65,11 +77,13 @@ def assert_finite(tensor, what="tensor"):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{what}: expected a tensor, got {type(tensor).__name__}")
     t = tensor.detach()
-    if not torch.isfinite(t).all():
+    bad = ~torch.isfinite(t)
+    if bad.any():
         nans, infs = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        first = tuple(bad.nonzero()[0].tolist())  # index of the first non-finite element
         raise GuardError(
-            f"{what} has {nans} NaN and {infs} inf of {t.numel()} values: find the operation "
-            "that made them with torch.autograd.detect_anomaly()"
+            f"{what} has {nans} NaN and {infs} inf of {t.numel()} values, the first at index "
+            f"{first}: find the operation that made them with torch.autograd.detect_anomaly()"
         )
 
 

@@ -18,6 +18,10 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     before backward: the mean of k equal-sized means is the full-batch mean. Existing
     gradients are cleared first. Returns the full-batch mean loss as a Python float.
     """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
+    if not isinstance(inputs, torch.Tensor) or not isinstance(targets, torch.Tensor):
+        raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}")
     if inputs.shape[0] != targets.shape[0]:

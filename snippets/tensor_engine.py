@@ -21,7 +21,11 @@ small network. Float64 throughout; no GPU, no dtype other than float64.
 """
 
 # --8<-- [start:core]
+import numbers
+
 import numpy as np
+
+from snippets.scalar_engine import topological_order  # the same walk: anything with ._inputs
 
 _grad_enabled = True  # process-wide recording switch, like torch.is_grad_enabled()
 
@@ -44,7 +48,15 @@ class Tensor:
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad=False):
-        self.data = np.array(data, dtype=np.float64)  # a float64 copy, any shape
+        try:
+            if data is None:  # np.array(None, float) would be nan
+                raise TypeError
+            self.data = np.array(data, dtype=np.float64)  # a float64 copy, any shape
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"Tensor data must be a number or a rectangular (nested) list or array of "
+                f"numbers, got {type(data).__name__}: {data!r:.60}"
+            ) from None
         self.requires_grad = bool(requires_grad)
         self.grad = None           # None, or an array shaped like data
         self._inputs = ()          # the tensors this one was computed from
@@ -93,16 +105,7 @@ class Tensor:
         grad = np.asarray(grad, dtype=np.float64)
         if grad.shape != self.shape:
             raise ValueError(f"the seed gradient has shape {grad.shape}; it must be {self.shape}")
-        order, seen = [], set()
-
-        def visit(t):  # depth first: every input comes before the tensors made from it
-            if id(t) not in seen:
-                seen.add(id(t))
-                for child in t._inputs:
-                    visit(child)
-                order.append(t)
-
-        visit(self)
+        order = topological_order(self)  # every input before the tensors made from it
         for t in order:
             if t._inputs:
                 t.grad = None  # an interior node gets this pass's gradient only
@@ -218,7 +221,9 @@ def _axes(axis, ndim):
     """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if not all(isinstance(ax, numbers.Integral) for ax in axes):
+        raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
     if any(not -ndim <= ax < ndim for ax in axes):
         raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
     axes = tuple(sorted(ax % ndim for ax in axes))
@@ -260,7 +265,10 @@ def reshape(a, *shape):
 
 def transpose(a, axes=None):
     axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
-    if sorted(ax % max(a.ndim, 1) for ax in axes) != list(range(a.ndim)):
+    if not all(isinstance(ax, numbers.Integral) and -a.ndim <= ax < a.ndim for ax in axes):
+        raise ValueError(f"axes {axes} must be ints in [-{a.ndim}, {a.ndim}), one per dimension")
+    axes = tuple(ax % a.ndim for ax in axes)  # -1 is the last dimension, as in NumPy
+    if sorted(axes) != list(range(a.ndim)):
         raise ValueError(f"axes {axes} must be a permutation of the {a.ndim} dimensions")
     out = a._result(a.data.transpose(axes), (a,))
 
@@ -313,6 +321,8 @@ def cross_entropy(logits, targets):
 
     loss_n = logsumexp(logits_n) - logits_n[targets_n]; backward (softmax - one_hot) / N.
     """
+    if not isinstance(logits, Tensor):
+        raise TypeError(f"logits must be a Tensor (N, C), got {type(logits).__name__}: wrap it, Tensor(x)")
     targets = np.asarray(targets)
     if logits.ndim != 2:
         raise ValueError(f"logits must be (N, C); got {logits.shape}")
@@ -348,6 +358,8 @@ class Linear:
     """
 
     def __init__(self, fan_in, fan_out, rng):
+        if not all(isinstance(n, numbers.Integral) for n in (fan_in, fan_out)):
+            raise TypeError(f"Linear sizes must be ints, got {fan_in!r}, {fan_out!r}")
         if min(fan_in, fan_out) < 1:
             raise ValueError(f"Linear needs positive sizes; got {fan_in}, {fan_out}")
         k = fan_in ** -0.5
@@ -365,7 +377,7 @@ class MLP:
     """Linear -> relu -> ... -> Linear over ``sizes``, e.g. [32, 64, 10]: no relu at the end."""
 
     def __init__(self, sizes, seed=0):
-        if len(sizes) < 2:
+        if isinstance(sizes, numbers.Number) or len(sizes) < 2:
             raise ValueError("sizes lists the input size and at least one layer size")
         rng = np.random.default_rng(seed)
         self.layers = [Linear(i, o, rng) for i, o in zip(sizes[:-1], sizes[1:])]
@@ -384,6 +396,8 @@ class SGD:
     """p <- p - lr * p.grad for every parameter with a gradient; zero_grad() sets grads to None."""
 
     def __init__(self, params, lr):
+        if hasattr(params, "parameters"):
+            raise TypeError("SGD takes the parameters, not the model: pass model.parameters()")
         self.params = list(params)
         if not self.params or not all(isinstance(p, Tensor) and p.requires_grad for p in self.params):
             raise ValueError("SGD needs a non-empty list of Tensors with requires_grad=True")

@@ -153,17 +153,28 @@ def check(fn):
 # --8<-- [end:module]
 
 
-def main():
+def main(argv=()):
+    """``python -m snippets.exercises.accumulation [-k K]``: both parts, then the check."""
+    from snippets._cli import parser
+
+    cli = parser("snippets.exercises.accumulation", __doc__)
+    cli.add_argument("-k", type=int, default=4, help="number of micro-batches; must divide N = 8 (default 4)")
+    k = cli.parse_args(argv).k
+    if k < 1 or 8 % k:
+        cli.error(f"-k {k}: k must be a positive divisor of N = 8 (1, 2, 4 or 8)")
     print("two passes, two forwards:   w.grad after each:", solution_two_passes())
     print("two passes, retain_graph:   w.grad after each:", solution_two_passes_retained())
     for name, fn in (("unscaled", starter_micro_batches), ("scaled by 1/k", solution_micro_batches)):
-        accumulated, full = fn(k=4)
+        accumulated, full = fn(k=k)
         diff = max((accumulated[n] - full[n]).abs().max().item() for n in full)
         ratio = (accumulated["weight"].norm() / full["weight"].norm()).item()
-        print(f"micro-batches k=4, {name:13}: |accumulated| / |full| = {ratio:.4f}, max difference {diff:.1e}")
+        print(f"micro-batches k={k}, {name:13}: |accumulated| / |full| = {ratio:.4f}, max difference {diff:.1e}")
     check(solution)
+    check_micro_batches(solution_micro_batches, ks=(k,))
     print("check(solution): PASS")
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

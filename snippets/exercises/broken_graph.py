@@ -230,9 +230,17 @@ def loss_table(columns, width=30):
 # --8<-- [end:module]
 
 
-def main():
-    columns = {name: fn() for name, fn in STARTERS.items()}
-    columns["fixed"] = solution()
+def main(argv=()):
+    """``python -m snippets.exercises.broken_graph [--steps N]``: the loss table, the diagnoses, the check."""
+    from snippets._cli import parser
+
+    cli = parser("snippets.exercises.broken_graph", __doc__)
+    cli.add_argument("--steps", type=int, default=10, help="SGD steps in the loss table (default 10)")
+    steps = cli.parse_args(argv).steps
+    if steps < 1:
+        cli.error(f"--steps {steps}: take at least one step")
+    columns = {name: fn(steps=steps) for name, fn in STARTERS.items()}
+    columns["fixed"] = solution(steps=steps)
     print(loss_table(columns))
     print()
     for variant in list(STARTERS) + ["fixed"]:
@@ -244,4 +252,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

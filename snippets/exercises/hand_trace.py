@@ -12,6 +12,8 @@ equal, so a trace that swaps them still matches torch there.
 """
 
 # --8<-- [start:module]
+import math
+
 import torch
 
 POINTS = ((1.0, 2.0, 3.0), (2.0, 2.0, 3.0))  # (x, w1, w2)
@@ -64,9 +66,14 @@ def check(trace, points=POINTS):
         want = with_torch(x, w1, w2)
         for key in KEYS:
             value = got[key]
-            if not isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise AssertionError(f"{key} must be a number (use .item() on a tensor), got {value!r}")
-            if abs(value - want[key]) > 1e-9 * max(1.0, abs(want[key])):
+            if not math.isfinite(value):
+                raise AssertionError(
+                    f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value} in your trace (torch gives "
+                    f"{want[key]:g}): a finite input gives a finite result; look for a 0/0 or an overflow"
+                )
+            if not abs(value - want[key]) <= 1e-9 * max(1.0, abs(want[key])):
                 raise AssertionError(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value:g}, torch gives {want[key]:g}; "
                     "write the local derivative of each input of u = w1*x + w2*x**2 again"
@@ -75,7 +82,11 @@ def check(trace, points=POINTS):
 # --8<-- [end:module]
 
 
-def main():
+def main(argv=()):
+    """``python -m snippets.exercises.hand_trace``: the solution's trace beside torch's, then the check."""
+    from snippets._cli import parser
+
+    parser("snippets.exercises.hand_trace", __doc__).parse_args(argv)
     for x, w1, w2 in POINTS:
         mine, torch_ = solution(x, w1, w2), with_torch(x, w1, w2)
         print(f"x = {x:g}, w1 = {w1:g}, w2 = {w2:g}")
@@ -86,4 +97,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1:])

@@ -7,7 +7,7 @@ modules, so a notebook never holds a second, diverging copy: ``tests/test_exerci
 fails if a committed notebook differs from what this module builds.
 """
 
-import sys
+import argparse
 from pathlib import Path
 
 import nbformat
@@ -384,8 +384,9 @@ def text(name):
 
 def main(argv=None):
     """Write every notebook into docs/notebooks/ (or into the folder given as argument)."""
-    argv = sys.argv[1:] if argv is None else argv
-    folder = Path(argv[0]) if argv else NOTEBOOKS
+    cli = argparse.ArgumentParser(prog="python -m snippets.exercises.notebooks", description=main.__doc__)
+    cli.add_argument("folder", nargs="?", type=Path, default=NOTEBOOKS, help=f"default {NOTEBOOKS}")
+    folder = cli.parse_args(argv).folder
     folder.mkdir(parents=True, exist_ok=True)
     for name in BUILDERS:
         path = folder / f"{name}.ipynb"
