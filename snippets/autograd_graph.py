@@ -52,6 +52,10 @@ def walk(tensor):
 
 def node_label(node, names=None):
     """``MulBackward0``, or ``AccumulateGrad (w)`` for the leaf that ``names`` calls ``w``."""
+    if not hasattr(node, "next_functions"):
+        raise TypeError(f"node must be an autograd node such as t.grad_fn, got {type(node).__name__}")
+    if names is not None and not isinstance(names, dict):
+        raise TypeError(f"names must be a dict {{name: leaf tensor}}, got {type(names).__name__}")
     label = type(node).__name__
     variable = getattr(node, "variable", None)
     if variable is not None:

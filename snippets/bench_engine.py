@@ -30,6 +30,9 @@ def _median_seconds(step, repeats, warmup):
 
 def bench(repeats=200, warmup=20, batch=64, sizes=(32, 64, 10), seed=0):
     """Median seconds per training step: {"engine": s, "torch": s, "ratio": engine / torch}."""
+    for name, value in (("repeats", repeats), ("warmup", warmup), ("batch", batch), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
     if repeats < 1 or warmup < 0 or batch < 1:
         raise ValueError("repeats and batch must be at least 1, warmup at least 0")
     rng = np.random.default_rng(seed)

@@ -160,6 +160,8 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
     """Eval gate: accept new weights only if their held-out loss is finite and at most
     ``max_increase`` (a fraction) above the baseline's. Returns (accepted, reason)."""
     for name, value in (("candidate_loss", candidate_loss), ("baseline_loss", baseline_loss)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, torch.Tensor)):
+            raise TypeError(f"{name} must be a number or a one-element tensor, got {type(value).__name__}")
         if isinstance(value, torch.Tensor) and value.numel() != 1:
             raise ValueError(f"{name} must be one number, got shape {tuple(value.shape)}: reduce it, e.g. .mean()")
     candidate_loss, baseline_loss = float(candidate_loss), float(baseline_loss)

@@ -86,6 +86,9 @@ def check_function(fn, *inputs):
                 "error and gradcheck fails even for a correct backward. "
                 "Pass t.detach().double().requires_grad_() instead"
             )
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all():
+            raise ValueError(f"input #{i} holds NaN or inf: gradcheck needs a point where fn is finite")
     if not any(t.requires_grad for t in tensors):
         raise ValueError("no input requires grad: create the tensors to check with requires_grad=True")
     torch.autograd.gradcheck(fn, inputs)

@@ -26,8 +26,15 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 D = 3  # features
 
 
+def _check_sizes(**sizes):
+    for name, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int; got {value!r}")
+
+
 def make_data(n, seed=1):
     """The full batch: X (n, D) and Y (n, 1), float64, the same in every process."""
+    _check_sizes(n=n)
     g = torch.Generator().manual_seed(seed)
     X = torch.randn(n, D, dtype=torch.float64, generator=g)
     Y = torch.randn(n, 1, dtype=torch.float64, generator=g)
@@ -46,12 +53,14 @@ def make_model(seed=0):
 
 def loss_fn(model, x, y):
     """Mean squared error of one (micro-)batch: x (m, D), y (m, 1) -> scalar."""
-    assert x.shape[1:] == (D,) and y.shape == (x.shape[0], 1), (x.shape, y.shape)
+    if x.shape[1:] != (D,) or y.shape != (x.shape[0], 1):
+        raise ValueError(f"x must be (m, {D}) and y (m, 1); got {tuple(x.shape)} and {tuple(y.shape)}")
     return ((model(x) - y) ** 2).mean()
 
 
 def full_batch_gradient(world_size=2, k=2, m=2):
     """Single-process reference: gradients of the mean loss over all N examples."""
+    _check_sizes(world_size=world_size, k=k, m=m)
     X, Y = make_data(world_size * k * m)
     model = make_model()
     loss_fn(model, X, Y).backward()
@@ -126,9 +135,7 @@ def run(world_size=2, k=2, m=2):
 
     Blocks until every process has exited (``join=True``); a failing worker raises here.
     """
-    for name, value in (("world_size", world_size), ("k", k), ("m", m)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int; got {value!r}")
+    _check_sizes(world_size=world_size, k=k, m=m)
     with tempfile.TemporaryDirectory() as out_dir:
         mp.spawn(worker, args=(world_size, free_port(), out_dir, k, m), nprocs=world_size, join=True)
         return [torch.load(os.path.join(out_dir, f"rank{r}.pt")) for r in range(world_size)]

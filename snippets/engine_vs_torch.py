@@ -15,6 +15,8 @@ from snippets.tensor_engine import MLP, SGD, Tensor, cross_entropy
 def torch_mlp(sizes, seed):
     """nn.Sequential(Linear, ReLU, ..., Linear) in float64, initialised from ``seed``
     without touching the global RNG stream."""
+    if isinstance(sizes, int) or len(sizes) < 2:
+        raise ValueError(f"sizes must list two or more layer sizes, e.g. (32, 64, 10); got {sizes!r}")
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         layers = []
@@ -25,6 +27,11 @@ def torch_mlp(sizes, seed):
 
 def copy_weights(net, mlp):
     """Copy net's Linear weights into mlp: W = weight.T (fan_in, fan_out), b = bias."""
+    if not isinstance(net, torch.nn.Sequential) or not isinstance(mlp, MLP):
+        raise TypeError(
+            f"copy_weights(net, mlp) takes a torch nn.Sequential and an engine MLP, "
+            f"got {type(net).__name__} and {type(mlp).__name__}"
+        )
     linears = [m for m in net if isinstance(m, torch.nn.Linear)]
     if len(linears) != len(mlp.layers):
         raise ValueError(f"net has {len(linears)} Linear layers, mlp has {len(mlp.layers)}")
@@ -37,6 +44,8 @@ def copy_weights(net, mlp):
 
 def train_both(steps=20, lr=0.1, batch=64, sizes=(32, 64, 10), seed=0):
     """Return (engine losses, torch losses, mlp, net): one loss per step, before its update."""
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (steps, batch, seed)):
+        raise TypeError(f"steps, batch and seed must be ints; got {steps!r}, {batch!r}, {seed!r}")
     if steps < 1 or batch < 1 or not lr > 0:
         raise ValueError("steps and batch must be at least 1 and lr positive")
     gen = torch.Generator().manual_seed(seed)

@@ -26,6 +26,9 @@ def central_difference(f, x, h=1e-6):
             "difference quotient is about 1e-7 * |f| / h and swamps the estimate. "
             "Pass x.double() and make f compute in float64"
         )
+    if not torch.isfinite(x).all():
+        i = int((~torch.isfinite(x)).reshape(-1).nonzero()[0])
+        raise ValueError(f"x holds {x.reshape(-1)[i].item()} at flat index {i}: differentiate at a finite point")
     if not h > 0:
         raise ValueError(f"h must be positive, got {h}; 1e-6 suits float64")
     grad = torch.empty(x.numel(), dtype=torch.float64)

@@ -21,7 +21,7 @@ def report_dead_grads(model):
     Each ``.grad`` has its parameter's shape; this function only reads it.
     """
     if not isinstance(model, nn.Module):
-        raise TypeError(f"expected an nn.Module, got {type(model).__name__}")
+        raise TypeError(f"expected an nn.Module, got {type(model).__name__}: pass the model, not its parameters")
     params = list(model.named_parameters())
     if not params:
         raise ValueError("the model has no parameters: pass the module you train")

@@ -16,6 +16,8 @@ Where to call them in a training step::
     running += as_log_value(loss)     # a float: the graph is not kept alive
 """
 
+from collections.abc import Iterator
+
 import torch
 
 
@@ -52,6 +54,8 @@ def assert_no_graph(value, what="value"):
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
             assert_no_graph(item, f"{what}[{i}]")
+    elif isinstance(value, Iterator):
+        raise TypeError(f"{what} is an iterator: pass list({what}), since checking would consume it")
     elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
         raise GuardError(
             f"{what} requires grad (grad_fn={type(value.grad_fn).__name__}), so keeping it keeps "
@@ -133,6 +137,9 @@ def assert_params_changed(module, before):
     named = dict(_trainable(module))
     if set(named) != set(before):
         raise ValueError("before was taken from another module: call snapshot(module) on this one")
+    nonfinite = [n for n, p in named.items() if not torch.isfinite(p).all()]
+    if nonfinite:
+        raise GuardError(f"the step left NaN or inf in {', '.join(nonfinite)}: check the loss and the learning rate")
     same = [n for n, p in named.items() if torch.equal(p.detach(), before[n])]
     if same:
         raise GuardError(

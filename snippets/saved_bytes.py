@@ -75,6 +75,8 @@ def track_saved(exclude=()):
     ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted.
     Use ``record.alive_bytes()`` after the block, while the graph is still alive.
     """
+    if isinstance(exclude, (torch.nn.Module, torch.Tensor)):
+        raise TypeError(f"exclude takes an iterable of tensors, got a {type(exclude).__name__}: pass model.parameters()")
     exclude = list(exclude)
     for t in exclude:
         if not isinstance(t, torch.Tensor):

@@ -73,6 +73,8 @@ def train(mlp, X, T, steps, lr):
     _check_data(X, T, mlp.sizes[0], mlp.sizes[-1])
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    if not (isinstance(lr, (int, float)) and 0 < lr < float("inf")):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
     losses = []
     for _ in range(steps):
         errors = [(y - t) ** 2 for x, target in zip(X, T) for y, t in zip(mlp(x), target)]
@@ -88,6 +90,8 @@ def train(mlp, X, T, steps, lr):
 
 def train_torch(params, X, T, steps, lr):
     """``train`` in torch, on ``to_torch(mlp)`` parameters; the loss of each step."""
+    if not isinstance(params, list) or not all(isinstance(p, tuple) and len(p) == 2 for p in params):
+        raise TypeError(f"params must be the list of (W, b) pairs that to_torch(mlp) returns, got {type(params).__name__}")
     _check_data(X, T, params[0][0].shape[1], params[-1][0].shape[0])
     X = torch.tensor(X, dtype=torch.float64)  # (N, in)
     T = torch.tensor(T, dtype=torch.float64)  # (N, out)

@@ -140,6 +140,7 @@ def unbroadcast(grad, shape):
     added, and dimensions of size 1 it stretched. Each copy received its own gradient,
     so the input's gradient is their sum (the += of a fork, done as one reduction).
     """
+    grad = np.asarray(grad, dtype=np.float64)
     extra = grad.ndim - len(shape)
     if extra < 0 or broadcast_shape(grad.shape, shape) != grad.shape:
         raise ValueError(f"a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
@@ -221,7 +222,7 @@ def _axes(axis, ndim):
     """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     if not all(isinstance(ax, numbers.Integral) for ax in axes):
         raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
     if any(not -ndim <= ax < ndim for ax in axes):

@@ -27,6 +27,8 @@ def _check_inputs(t):
         raise ValueError(f"missing {missing}: pass X, W1, b1, W2, b2 and Y (see make_tensors)")
     sizes = {}
     for name, dims in SHAPES.items():
+        if not isinstance(t[name], torch.Tensor):
+            raise TypeError(f"{name} must be a tensor of shape {dims}, got {type(t[name]).__name__}")
         shape = tuple(t[name].shape)
         if len(shape) != len(dims):
             raise ValueError(f"{name} must have shape {dims}, got {shape}")
@@ -45,6 +47,8 @@ def make_tensors(N=4, D_in=3, H=5, D_out=2, seed=0, dtype=torch.float64):
 
     The weights and X require grad; Y does not.
     """
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (N, D_in, H, D_out)):
+        raise TypeError(f"sizes must be ints, got N={N!r}, D_in={D_in!r}, H={H!r}, D_out={D_out!r}")
     if min(N, D_in, H, D_out) < 1:
         raise ValueError("every size must be at least 1")
     gen = torch.Generator().manual_seed(seed)
@@ -69,6 +73,8 @@ def forward(t):
 
 def shapes(tensors, names):
     """One line per name: the name and its shape as a tuple, e.g. ``Z1  (4, 5)``."""
+    if isinstance(names, str):
+        raise TypeError(f"names must be a list of names, e.g. [{names!r}], got the string {names!r}")
     unknown = [n for n in names if n not in tensors]
     if unknown:
         raise ValueError(f"no tensor named {unknown}; known: {sorted(tensors)}")

@@ -105,6 +105,8 @@ def solution():
 
 # --8<-- [start:check]
 def _call(fn, *args, **kwargs):
+    if not callable(fn):
+        raise TypeError(f"pass your function (e.g. solution_two_passes), got {type(fn).__name__}")
     try:
         return fn(*args, **kwargs)
     except RuntimeError as exc:
@@ -123,6 +125,8 @@ def _check_same(accumulated, full, k):
     for name, g in full.items():
         if accumulated[name].shape != g.shape:
             raise AssertionError(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
+        if not torch.isfinite(accumulated[name]).all():
+            raise AssertionError(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
         if not torch.allclose(accumulated[name], g, rtol=1e-5, atol=1e-6):
             ratio = (accumulated[name].norm() / g.norm()).item()
             raise AssertionError(

@@ -12,6 +12,7 @@ of the update; ``solution`` is the same loop without it.
 """
 
 # --8<-- [start:module]
+import math
 from collections import OrderedDict
 
 import torch
@@ -201,6 +202,8 @@ def check(train, steps=10):
         raise AssertionError(f"train must return {steps + 1} losses (before each step, then after the last), "
                              f"got {len(losses)}")
     before, after = losses[0], losses[-1]
+    if not all(math.isfinite(v) for v in losses):
+        raise AssertionError(f"the losses are not all finite: {losses}; the loop diverged or divided by 0")
     if not after < 0.5 * before:
         raise AssertionError(
             f"the loss went from {before:.4f} to {after:.4f} in {steps} steps: it did not halve. "
@@ -216,15 +219,18 @@ def loss_table(columns, width=30):
     columns: {name: list of floats}, all of one length. Each bar has ``width`` characters
     at the largest loss of the last column.
     """
+    if not isinstance(columns, dict):
+        raise TypeError(f"columns must be a dict {{name: losses}}, got {type(columns).__name__}")
     if not columns or len({len(v) for v in columns.values()}) != 1:
         raise ValueError("pass {name: losses} with one list of losses per name, all of one length")
     names, last = list(columns), list(columns.values())[-1]
-    top = max(last) or 1.0
+    top = max((v for v in last if math.isfinite(v)), default=1.0) or 1.0  # nan/inf get no bar
     lines = ["step  " + "  ".join(f"{n:>9}" for n in names)]
     for i in range(len(last)):
         step = f"{i:4}" if i < len(last) - 1 else " end"
         cells = "  ".join(f"{columns[n][i]:9.4f}" for n in names)
-        lines.append(f"{step}  {cells}  " + "#" * round(width * last[i] / top))
+        bar = "#" * round(width * last[i] / top) if math.isfinite(last[i]) else ""
+        lines.append(f"{step}  {cells}  " + bar)
     return "\n".join(lines)
 # --8<-- [end:chart]
 # --8<-- [end:module]

@@ -24,6 +24,8 @@ TOLERANCE = 1e-6  # float64 with h = 1e-6 reaches about 1e-9 here; float32 about
 
 def relative_error(a, n):
     """Elementwise |a - n| / max(|a|, |n|, 1e-12) for tensors of one shape."""
+    if not isinstance(a, torch.Tensor) or not isinstance(n, torch.Tensor):
+        raise TypeError(f"a and n must be tensors, got {type(a).__name__} and {type(n).__name__}")
     if a.shape != n.shape:
         raise ValueError(f"shapes differ: {tuple(a.shape)} and {tuple(n.shape)}")
     return (a - n).abs() / torch.maximum(torch.maximum(a.abs(), n.abs()), torch.tensor(1e-12, dtype=a.dtype))

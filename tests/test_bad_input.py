@@ -1,0 +1,680 @@
+"""Bad input to the public API of snippets/: every call fails loudly, naming the problem.
+
+``CASES`` is the table: one row per call that a reader could get wrong, with the exception
+type it must raise and a pattern its message must match. Every public name (a function or
+class defined in a module of ``snippets``, not starting with ``_``) needs, for each of the
+three kinds below, either at least one row or an entry in ``EXEMPT`` that says why that kind
+does not apply (or why the behaviour is left as it is):
+
+    type       an argument of the wrong type (a list for a tensor, a model for parameters...)
+    shape      a wrong shape, dtype, size or structure
+    nonfinite  NaN or inf where the function takes numbers or tensors
+
+``test_every_public_name_is_in_the_table`` enumerates the modules at run time, so a new
+module or function fails it until its rows are added. The end of the file holds the
+regression tests of the cases the issue "Reference code that fails loudly" listed.
+"""
+
+import importlib
+import inspect
+import math
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import snippets
+
+KINDS = ("type", "shape", "nonfinite")
+NAN = float("nan")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def f64(*values):
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def leaf(*values):
+    return f64(*values).requires_grad_(True)
+
+
+def linear():
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return nn.Linear(2, 1)
+
+
+def backward_with(model, grad_value):
+    """A Linear model after a backward pass whose gradients are all grad_value."""
+    (model(torch.ones(1, 2)).sum() * 0 + sum((p * grad_value).sum() for p in model.parameters())).backward()
+    return model
+
+
+def frozen():
+    return linear().requires_grad_(False)
+
+
+def bn_dropout():
+    return nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2), nn.Dropout(0.5))
+
+
+def call(module, name):
+    """``call("finite_diff", "check_gradient")(...)``: resolve at call time, so collection is cheap."""
+    def run(*args, **kwargs):
+        return getattr(importlib.import_module(f"snippets.{module}"), name)(*args, **kwargs)
+    return run
+
+
+def ctx(manager):
+    """Enter and leave a context manager (its checks run on entry)."""
+    with manager:
+        pass
+
+
+def graph_loss():
+    w = leaf(1.0, 2.0)
+    return (w * 2).sum()
+
+
+# ----------------------------------------------------------------------------------------------
+# The table: (module, name, kind, thunk, exception type, message pattern)
+# ----------------------------------------------------------------------------------------------
+
+def _cases():
+    import snippets.custom_function as cf
+    import snippets.custom_losses as cl
+    import snippets.scalar_engine as se
+    import snippets.tensor_engine as te
+    from snippets.exercises import accumulation as acc
+    from snippets.exercises import broken_graph as bg
+    from snippets.exercises import gradient_check as gc
+    from snippets.exercises import hand_trace as ht
+
+    T = te.Tensor
+    return [
+        # autograd_graph
+        ("autograd_graph", "walk", "type", lambda: call("autograd_graph", "walk")(3.0), TypeError, "expected a torch.Tensor, got float"),
+        ("autograd_graph", "walk", "shape", lambda: call("autograd_graph", "walk")(torch.tensor([1, 2])), ValueError, "no grad_fn"),
+        ("autograd_graph", "node_label", "type", lambda: call("autograd_graph", "node_label")(3.0), TypeError, "node must be an autograd node"),
+        ("autograd_graph", "node_label", "shape", lambda: call("autograd_graph", "node_label")(graph_loss().grad_fn, ["w"]), TypeError, "names must be a dict"),
+        ("autograd_graph", "to_mermaid", "type", lambda: call("autograd_graph", "to_mermaid")("L"), TypeError, "expected a torch.Tensor, got str"),
+        ("autograd_graph", "to_mermaid", "shape", lambda: call("autograd_graph", "to_mermaid")(leaf(1.0)), ValueError, "is a leaf"),
+        # bench_engine
+        ("bench_engine", "bench", "type", lambda: call("bench_engine", "bench")(batch="64"), TypeError, "batch must be an int, got str"),
+        ("bench_engine", "bench", "shape", lambda: call("bench_engine", "bench")(repeats=1, warmup=0, sizes=(32,)), ValueError, "sizes lists the input size"),
+        ("bench_engine", "main", "type", lambda: call("bench_engine", "main")(["--batch", "many"]), SystemExit, "2"),
+        ("bench_engine", "main", "shape", lambda: call("bench_engine", "main")(["--unknown"]), SystemExit, "2"),
+        # compile_check
+        ("compile_check", "eager_vs_compiled", "type", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes="8"), ValueError, "batch_sizes must be positive integers"),
+        ("compile_check", "eager_vs_compiled", "shape", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes=()), ValueError, "batch_sizes must be positive integers"),
+        # contract
+        ("contract", "check_input", "type", lambda: call("contract", "check_input")([1.0]), TypeError, "x must be a torch.Tensor, got list"),
+        ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.ones(3), shape=(None, 4)), ValueError, r"x must have shape \(\*, 4\), got \(3,\)"),
+        ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.tensor([1, 2])), TypeError, "x must be floating point, got torch.int64"),
+        ("contract", "check_input", "nonfinite", lambda: call("contract", "check_input")(torch.tensor([[1.0], [NAN]])), ValueError, r"1 non-finite value\(s\) \(inf or NaN\) in row\(s\) \[1\]"),
+        ("contract", "softplus", "type", lambda: call("contract", "softplus")(np.ones(2)), TypeError, "x must be a torch.Tensor, got ndarray"),
+        ("contract", "softplus", "shape", lambda: call("contract", "softplus")(torch.ones(2, 3), shape=(None, 4)), ValueError, "x must have shape"),
+        ("contract", "softplus", "nonfinite", lambda: call("contract", "softplus")(torch.tensor([math.inf])), ValueError, "non-finite"),
+        ("contract", "max_grad_error", "type", lambda: call("contract", "max_grad_error")(torch.exp, [1.0]), TypeError, "x must be a float64 tensor, got list"),
+        ("contract", "max_grad_error", "shape", lambda: call("contract", "max_grad_error")(torch.exp, torch.ones(2)), TypeError, "x must be a float64 tensor, got torch.float32"),
+        ("contract", "max_grad_error", "nonfinite", lambda: call("contract", "max_grad_error")(torch.exp, f64(1.0, NAN)), ValueError, "x holds NaN or inf"),
+        ("contract", "saved_bytes_per_element", "type", lambda: call("contract", "saved_bytes_per_element")(torch.exp, [1.0]), ValueError, "x must be a tensor that requires grad"),
+        ("contract", "saved_bytes_per_element", "shape", lambda: call("contract", "saved_bytes_per_element")(torch.exp, torch.ones(0, requires_grad=True)), ValueError, "x is empty"),
+        ("contract", "grads_are_finite", "type", lambda: call("contract", "grads_are_finite")(linear()), TypeError, r"got a Linear: pass model.parameters\(\)"),
+        ("contract", "grads_are_finite", "type", lambda: call("contract", "grads_are_finite")([1.0]), TypeError, "parameter 0 is a float"),
+        ("contract", "grads_are_finite", "shape", lambda: call("contract", "grads_are_finite")([]), ValueError, "no parameters given"),
+        ("contract", "eval_gate", "type", lambda: call("contract", "eval_gate")("0.5", 1.0), TypeError, "candidate_loss must be a number or a one-element tensor, got str"),
+        ("contract", "eval_gate", "shape", lambda: call("contract", "eval_gate")(torch.ones(2), 1.0), ValueError, "candidate_loss must be one number, got shape"),
+        ("contract", "eval_gate", "nonfinite", lambda: call("contract", "eval_gate")(1.0, NAN), ValueError, "baseline loss is nan"),
+        # custom_function
+        ("custom_function", "ScaledPow", "type", lambda: cf.ScaledPow.apply(leaf(1.0), f64(2.0), 1.5), ValueError, "p must be a Python int >= 1, got 1.5"),
+        ("custom_function", "ScaledPow", "shape", lambda: cf.ScaledPow.apply(leaf(1.0, 2.0), torch.ones(2, 2, dtype=torch.float64), 2), ValueError, "must broadcast to x's shape"),
+        ("custom_function", "check_function", "type", lambda: cf.check_function(cf.Square, leaf(1.0)), TypeError, r"pass Square.apply, not the class"),
+        ("custom_function", "check_function", "shape", lambda: cf.check_function(cf.Square.apply, torch.ones(2, requires_grad=True)), TypeError, "input #0 is torch.float32"),
+        ("custom_function", "check_function", "nonfinite", lambda: cf.check_function(cf.Square.apply, leaf(1.0, NAN)), ValueError, "input #0 holds NaN or inf"),
+        # custom_losses
+        ("custom_losses", "StableLogSumExp", "type", lambda: cl.StableLogSumExp.apply([1.0, 2.0]), TypeError, "x must be a floating-point tensor, got list"),
+        ("custom_losses", "StableLogSumExp", "shape", lambda: cl.StableLogSumExp.apply(torch.ones(2, 0)), ValueError, "non-empty last dimension"),
+        ("custom_losses", "SoftmaxCrossEntropy", "type", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(2)), TypeError, r"target must be an int64 tensor of class indices, got torch.float32; use target.long\(\)"),
+        ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"logits must be \(N, C\)"),
+        ("custom_losses", "StoredSoftmaxCrossEntropy", "type", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), [0, 1]), TypeError, "target must be an int64 tensor"),
+        ("custom_losses", "StoredSoftmaxCrossEntropy", "shape", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(3, dtype=torch.long)), ValueError, r"target must have shape \(N,\) = \(2,\)"),
+        # determinism
+        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), ValueError, "seed must be an int"),
+        ("determinism", "seed_everything", "shape", lambda: call("determinism", "seed_everything")(2**32), ValueError, r"in \[0, 2\*\*32\)"),
+        ("determinism", "seed_everything", "nonfinite", lambda: call("determinism", "seed_everything")(NAN), ValueError, "seed must be an int"),
+        ("determinism", "loader_generator", "type", lambda: call("determinism", "loader_generator")("0"), RuntimeError, "manual_seed expected a long, but got str"),
+        ("determinism", "loader_generator", "nonfinite", lambda: call("determinism", "loader_generator")(math.inf), RuntimeError, "manual_seed expected a long, but got float"),
+        ("determinism", "deterministic_algorithms", "type", lambda: ctx(call("determinism", "deterministic_algorithms")(warn_only="yes")), TypeError, "argument 'warn_only' must be bool, not str"),
+        ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(5, 0), TypeError, "train must be a function of no arguments; got int"),
+        ("determinism", "run_twice", "shape", lambda: call("determinism", "run_twice")(lambda: [], 0), TypeError, r"train\(\) must return a non-empty list of tensors"),
+        # distributed_accumulation
+        ("distributed_accumulation", "make_data", "type", lambda: call("distributed_accumulation", "make_data")("8"), ValueError, "n must be a positive int; got '8'"),
+        ("distributed_accumulation", "make_data", "shape", lambda: call("distributed_accumulation", "make_data")(0), ValueError, "n must be a positive int; got 0"),
+        ("distributed_accumulation", "make_data", "nonfinite", lambda: call("distributed_accumulation", "make_data")(math.inf), ValueError, "n must be a positive int; got inf"),
+        ("distributed_accumulation", "make_model", "type", lambda: call("distributed_accumulation", "make_model")("0"), RuntimeError, "manual_seed expected a long, but got str"),
+        ("distributed_accumulation", "loss_fn", "type", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), [1.0], None), AttributeError, "'list' object has no attribute 'shape'"),
+        ("distributed_accumulation", "loss_fn", "shape", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2)), ValueError, r"x must be \(m, 3\) and y \(m, 1\); got \(2, 3\) and \(2,\)"),
+        ("distributed_accumulation", "full_batch_gradient", "type", lambda: call("distributed_accumulation", "full_batch_gradient")(world_size="2"), ValueError, "world_size must be a positive int; got '2'"),
+        ("distributed_accumulation", "full_batch_gradient", "shape", lambda: call("distributed_accumulation", "full_batch_gradient")(k=0), ValueError, "k must be a positive int; got 0"),
+        ("distributed_accumulation", "run", "type", lambda: call("distributed_accumulation", "run")(k=2.0), ValueError, "k must be a positive int; got 2.0"),
+        ("distributed_accumulation", "run", "shape", lambda: call("distributed_accumulation", "run")(world_size=0), ValueError, "world_size must be a positive int; got 0"),
+        ("distributed_accumulation", "run", "nonfinite", lambda: call("distributed_accumulation", "run")(m=math.inf), ValueError, "m must be a positive int; got inf"),
+        # engine_vs_torch
+        ("engine_vs_torch", "torch_mlp", "type", lambda: call("engine_vs_torch", "torch_mlp")(32, 0), ValueError, "sizes must list two or more layer sizes"),
+        ("engine_vs_torch", "torch_mlp", "shape", lambda: call("engine_vs_torch", "torch_mlp")((32,), 0), ValueError, "sizes must list two or more layer sizes"),
+        ("engine_vs_torch", "copy_weights", "type", lambda: call("engine_vs_torch", "copy_weights")(te.MLP([2, 1]), call("engine_vs_torch", "torch_mlp")((2, 1), 0)), TypeError, "takes a torch nn.Sequential and an engine MLP, got MLP and Sequential"),
+        ("engine_vs_torch", "copy_weights", "shape", lambda: call("engine_vs_torch", "copy_weights")(call("engine_vs_torch", "torch_mlp")((2, 3), 0), te.MLP([3, 2])), ValueError, "layer shapes differ"),
+        ("engine_vs_torch", "train_both", "type", lambda: call("engine_vs_torch", "train_both")(steps="20"), TypeError, "steps, batch and seed must be ints"),
+        ("engine_vs_torch", "train_both", "shape", lambda: call("engine_vs_torch", "train_both")(batch=0), ValueError, "steps and batch must be at least 1"),
+        ("engine_vs_torch", "train_both", "nonfinite", lambda: call("engine_vs_torch", "train_both")(lr=NAN), ValueError, "lr positive"),
+        # evaluation
+        ("evaluation", "evaluating", "type", lambda: ctx(call("evaluation", "evaluating")(linear().parameters())), TypeError, "model must be a torch.nn.Module; got generator"),
+        ("evaluation", "evaluate", "type", lambda: call("evaluation", "evaluate")(linear(), torch.ones(4, 2)), TypeError, r"batches is one tensor of shape \(4, 2\): pass an iterable of batches"),
+        ("evaluation", "evaluate", "type", lambda: call("evaluation", "evaluate")(linear(), [(torch.ones(1, 2), torch.ones(1))]), TypeError, r"batch 0 is a tuple; pass input tensors only \(e.g. \(x for x, y in loader\)\)"),
+        ("evaluation", "evaluate", "shape", lambda: call("evaluation", "evaluate")(linear(), [torch.ones(1, 3)]), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
+        ("evaluation", "tracking_profile", "type", lambda: call("evaluation", "tracking_profile")(bn_dropout(), [[1.0, 2.0]], "grad"), TypeError, "x must be an input tensor; got list"),
+        ("evaluation", "tracking_profile", "shape", lambda: call("evaluation", "tracking_profile")(linear(), torch.ones(4, 2), "grad"), ValueError, "needs a BatchNorm layer and a Dropout layer"),
+        # exercises
+        ("exercises", "attempt", "type", lambda: call("exercises", "attempt")(ht.check, "solution"), TypeError, r"attempt\(check, fn\): pass the module's check"),
+        ("exercises.accumulation", "check", "type", lambda: acc.check(3), TypeError, r"check\(fn\): pass a function such as solution, got int"),
+        ("exercises.accumulation", "check", "shape", lambda: acc.check(lambda: ([28.0, 56.0], ({"w": torch.ones(2)}, {"w": torch.ones(3)}))), AssertionError, r"w: shape \(2,\), expected \(3,\)"),
+        ("exercises.accumulation", "check", "nonfinite", lambda: acc.check(lambda: ([28.0, 56.0], ({"w": torch.tensor([NAN])}, {"w": torch.ones(1)}))), AssertionError, r"k=4: accumulated w.grad holds NaN or inf: \[nan\]"),
+        ("exercises.accumulation", "check_two_passes", "type", lambda: acc.check_two_passes(None), TypeError, "pass your function"),
+        ("exercises.accumulation", "check_two_passes", "shape", lambda: acc.check_two_passes(lambda: [28.0]), AssertionError, r"should be \[28.0, 56.0\] \(28 \+ 28\), got \[28.0\]"),
+        ("exercises.accumulation", "check_two_passes", "nonfinite", lambda: acc.check_two_passes(lambda: [NAN, NAN]), AssertionError, r"should be \[28.0, 56.0\] \(28 \+ 28\), got \[nan, nan\]"),
+        ("exercises.accumulation", "check_micro_batches", "type", lambda: acc.check_micro_batches("solution"), TypeError, "pass your function"),
+        ("exercises.accumulation", "check_micro_batches", "shape", lambda: acc.check_micro_batches(acc.solution_micro_batches, ks=(3,)), ValueError, "N = 8 is not divisible by k = 3"),
+        ("exercises.accumulation", "check_micro_batches", "nonfinite", lambda: acc.check_micro_batches(lambda k: ({"b": torch.tensor([math.inf])}, {"b": torch.ones(1)})), AssertionError, "accumulated b.grad holds NaN or inf"),
+        ("exercises.accumulation", "main", "type", lambda: acc.main(["-k", "three"]), SystemExit, "2"),
+        ("exercises.accumulation", "main", "shape", lambda: acc.main(["-k", "3"]), SystemExit, "2"),
+        ("exercises.broken_graph", "diagnose", "type", lambda: bg.diagnose(linear().parameters(), None, graph_loss()), TypeError, r"diagnose\(model, optimizer, loss\): pass the nn.Module"),
+        ("exercises.broken_graph", "diagnose", "shape", lambda: bg.diagnose(linear(), torch.optim.SGD(linear().parameters(), 0.1), torch.ones(2)), TypeError, "loss must be the scalar loss tensor"),
+        ("exercises.broken_graph", "first_step", "type", lambda: bg.first_step(3), ValueError, "variant must be one of"),
+        ("exercises.broken_graph", "check", "type", lambda: bg.check([1.0]), TypeError, r"check\(train\): pass your function train\(steps, seed\), got list"),
+        ("exercises.broken_graph", "check", "shape", lambda: bg.check(lambda steps, seed: [1.0, 0.1]), AssertionError, r"train must return 11 losses"),
+        ("exercises.broken_graph", "check", "nonfinite", lambda: bg.check(lambda steps, seed: [1.0] * steps + [NAN]), AssertionError, "the losses are not all finite"),
+        ("exercises.broken_graph", "loss_table", "type", lambda: bg.loss_table([[1.0, 2.0]]), TypeError, r"columns must be a dict \{name: losses\}, got list"),
+        ("exercises.broken_graph", "loss_table", "shape", lambda: bg.loss_table({"a": [1.0, 2.0], "b": [1.0]}), ValueError, "all of one length"),
+        ("exercises.broken_graph", "main", "type", lambda: bg.main(["--steps", "ten"]), SystemExit, "2"),
+        ("exercises.broken_graph", "main", "shape", lambda: bg.main(["--steps", "0"]), SystemExit, "2"),
+        ("exercises.gradient_check", "relative_error", "type", lambda: gc.relative_error([1.0], f64(1.0)), TypeError, "a and n must be tensors, got list and Tensor"),
+        ("exercises.gradient_check", "relative_error", "shape", lambda: gc.relative_error(f64(1.0), f64(1.0, 2.0)), ValueError, r"shapes differ: \(1,\) and \(2,\)"),
+        ("exercises.gradient_check", "check", "type", lambda: gc.check({}), TypeError, r"check\(fn\): pass your function fn\(seed\) -> dict, got dict"),
+        ("exercises.gradient_check", "check", "shape", lambda: gc.check(gc.starter), AssertionError, "the check ran in torch.float32"),
+        ("exercises.gradient_check", "check", "nonfinite", lambda: gc.check(lambda seed: {**gc.solution(seed), "autograd": NAN}), AssertionError, r"seed 0: autograd gives nan for W1\[\d, 2\]: not finite"),
+        ("exercises.gradient_check", "main", "type", lambda: gc.main(["--seed", "zero"]), SystemExit, "2"),
+        ("exercises.gradient_check", "main", "shape", lambda: gc.main(["--seed"]), SystemExit, "2"),
+        ("exercises.hand_trace", "with_torch", "type", lambda: ht.with_torch("one", 2.0, 3.0), ValueError, "could not convert string to float: 'one'"),
+        ("exercises.hand_trace", "with_torch", "shape", lambda: ht.with_torch([1.0], 2.0, 3.0), TypeError, "float\\(\\) argument must be a string or a real number, not 'list'"),
+        ("exercises.hand_trace", "check", "type", lambda: ht.check("solution"), TypeError, r"check\(trace\): pass your function trace\(x, w1, w2\), got str"),
+        ("exercises.hand_trace", "check", "shape", lambda: ht.check(lambda x, w1, w2: {"L": 1.0}), AssertionError, "trace must return a dict with keys"),
+        ("exercises.hand_trace", "check", "nonfinite", lambda: ht.check(lambda x, w1, w2: dict.fromkeys(ht.KEYS, NAN)), AssertionError, r"at x=1, w1=2, w2=3: L is nan in your trace \(torch gives 25\)"),
+        ("exercises.hand_trace", "main", "type", lambda: ht.main(["--x", "1"]), SystemExit, "2"),
+        ("exercises.notebooks", "section", "type", lambda: call("exercises.notebooks", "section")("hand_trace", 3), ValueError, "has no section 3"),
+        ("exercises.notebooks", "section", "shape", lambda: call("exercises.notebooks", "section")("hand_trace", "nope"), ValueError, "has no section 'nope'"),
+        ("exercises.notebooks", "build", "type", lambda: call("exercises.notebooks", "build")(3), ValueError, "unknown notebook 3; known:"),
+        ("exercises.notebooks", "text", "type", lambda: call("exercises.notebooks", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
+        ("exercises.notebooks", "main", "type", lambda: call("exercises.notebooks", "main")(["--help-me"]), SystemExit, "2"),
+        ("exercises.notebooks", "main", "shape", lambda: call("exercises.notebooks", "main")(["a", "b"]), SystemExit, "2"),
+        # finite_diff
+        ("finite_diff", "central_difference", "type", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), [1.0]), TypeError, "x must be a float64 tensor, got list"),
+        ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), torch.ones(2)), TypeError, "x must be a float64 tensor, got torch.float32"),
+        ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w, f64(1.0, 2.0)), ValueError, r"f must return a one-element tensor, got \(2,\)"),
+        ("finite_diff", "central_difference", "nonfinite", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), f64(1.0, math.inf)), ValueError, "x holds inf at flat index 1: differentiate at a finite point"),
+        ("finite_diff", "check_gradient", "type", lambda: call("finite_diff", "check_gradient")("f", f64(1.0)), TypeError, "f must be a function of x"),
+        ("finite_diff", "check_gradient", "shape", lambda: call("finite_diff", "check_gradient")(lambda w: w.sum(), torch.ones(1)), TypeError, "x must be a float64 tensor, got torch.float32"),
+        ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: t.abs().sqrt().sum(), f64(0.0, 1.0)), AssertionError, r"autograd gives nan at flat index 0 \(1 of 2 elements are not finite\)"),
+        ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: torch.where(t > 0, t.sqrt(), t).sum(), f64(-1.0, 4.0)), AssertionError, "autograd gives nan at flat index 0"),
+        ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: (1 / t).sum() * 0 + t.sum(), f64(0.0)), AssertionError, "autograd gives nan at flat index 0"),
+        # fork_engine
+        ("fork_engine", "Value", "type", lambda: call("fork_engine", "Value")("1"), TypeError, "Value holds an int or float, got str"),
+        ("fork_engine", "Value", "shape", lambda: call("fork_engine", "Value")([1.0]), TypeError, "Value holds an int or float, got list"),
+        # grad_check
+        ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, "expected an nn.Module, got generator: pass the model, not its parameters"),
+        ("grad_check", "report_dead_grads", "shape", lambda: call("grad_check", "report_dead_grads")(nn.ReLU()), ValueError, "the model has no parameters"),
+        # guards
+        ("guards", "assert_no_graph", "type", lambda: call("guards", "assert_no_graph")(iter([graph_loss()]), "losses"), TypeError, r"losses is an iterator: pass list\(losses\)"),
+        ("guards", "assert_no_graph", "shape", lambda: call("guards", "assert_no_graph")({"train": [1.0, graph_loss()]}, "logs"), AssertionError, r"logs\['train'\]\[1\] requires grad \(grad_fn=SumBackward0\)"),
+        ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(0.5), TypeError, "loss is already a Python float: log it as it is"),
+        ("guards", "as_log_value", "shape", lambda: call("guards", "as_log_value")(torch.ones(3)), TypeError, r"expected a one-element tensor, got \(3,\): reduce it first"),
+        ("guards", "assert_finite", "type", lambda: call("guards", "assert_finite")([1.0], "x"), TypeError, "x: expected a tensor, got list"),
+        ("guards", "assert_finite", "nonfinite", lambda: call("guards", "assert_finite")(torch.tensor([[1.0, 2.0], [math.inf, NAN]]), "h"), AssertionError, r"h has 1 NaN and 1 inf of 4 values, the first at index \(1, 0\)"),
+        ("guards", "assert_finite_grads", "type", lambda: call("guards", "assert_finite_grads")(linear().parameters()), TypeError, r"module must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
+        ("guards", "assert_finite_grads", "shape", lambda: call("guards", "assert_finite_grads")(frozen()), AssertionError, "no parameter with requires_grad=True"),
+        ("guards", "assert_finite_grads", "nonfinite", lambda: call("guards", "assert_finite_grads")(backward_with(linear(), NAN)), AssertionError, r"weight.grad has 2 NaN and 0 inf of 2 values, the first at index \(0, 0\)"),
+        ("guards", "assert_no_stale_grads", "type", lambda: call("guards", "assert_no_stale_grads")([p for p in linear().parameters()]), TypeError, "module must be a torch.nn.Module, got list"),
+        ("guards", "assert_no_stale_grads", "shape", lambda: call("guards", "assert_no_stale_grads")(frozen()), AssertionError, "no parameter with requires_grad=True"),
+        ("guards", "assert_no_stale_grads", "nonfinite", lambda: call("guards", "assert_no_stale_grads")(backward_with(linear(), NAN)), AssertionError, "stale gradients in weight, bias"),
+        ("guards", "assert_grads_flow", "type", lambda: call("guards", "assert_grads_flow")(torch.ones(2)), TypeError, "module must be a torch.nn.Module, got Tensor"),
+        ("guards", "assert_grads_flow", "shape", lambda: call("guards", "assert_grads_flow")(frozen()), AssertionError, "no parameter with requires_grad=True"),
+        ("guards", "snapshot", "type", lambda: call("guards", "snapshot")({"w": torch.ones(1)}), TypeError, "module must be a torch.nn.Module, got dict"),
+        ("guards", "snapshot", "shape", lambda: call("guards", "snapshot")(frozen()), AssertionError, "no parameter with requires_grad=True"),
+        ("guards", "assert_params_changed", "type", lambda: call("guards", "assert_params_changed")(linear(), list(linear().parameters())), TypeError, r"before must be the dict that snapshot\(module\) returned"),
+        ("guards", "assert_params_changed", "shape", lambda: call("guards", "assert_params_changed")(linear(), {"w": torch.ones(1)}), ValueError, "before was taken from another module"),
+        ("guards", "assert_params_changed", "nonfinite", _params_made_nan, AssertionError, "the step left NaN or inf in weight"),
+        # hand_trace
+        ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(1.0, w=leaf(1.0)), ValueError, "loss must be a scalar tensor, got float"),
+        ("hand_trace", "gradients", "shape", lambda: call("hand_trace", "gradients")(leaf(1.0, 2.0) * 2, w=leaf(1.0)), ValueError, r"loss must be a scalar tensor, got \(2,\)"),
+        ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), w=2.0), ValueError, "w does not require grad"),
+        # jacobian_cost
+        ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, [1.0]), ValueError, "x must be a 1-D floating-point tensor"),
+        ("jacobian_cost", "jacobian_by_vjps", "shape", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, torch.ones(2, 2)), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got torch.float32 tensor of shape \(2, 2\)"),
+        ("jacobian_cost", "jacobian_by_jvps", "type", lambda: call("jacobian_cost", "jacobian_by_jvps")("sin", torch.ones(2)), TypeError, "f must be a function of one tensor, got str"),
+        ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.arange(3)), ValueError, "got torch.int64 tensor of shape"),
+        # precision
+        ("precision", "tolerance", "type", lambda: call("precision", "tolerance")(torch.float16, "8"), ValueError, "n is the length of the op's longest reduction, a positive int; got '8'"),
+        ("precision", "tolerance", "shape", lambda: call("precision", "tolerance")(torch.float64, 8), ValueError, "dtype must be one of"),
+        ("precision", "tolerance", "nonfinite", lambda: call("precision", "tolerance")(torch.float16, math.inf), ValueError, "a positive int; got inf"),
+        ("precision", "relative_error", "type", lambda: call("precision", "relative_error")(torch.exp, [1.0], dtype=torch.float16), TypeError, "pass the inputs as float64 tensors"),
+        ("precision", "relative_error", "shape", lambda: call("precision", "relative_error")(torch.exp, torch.ones(2), dtype=torch.float16), TypeError, "pass the inputs as float64 tensors"),
+        ("precision", "assert_close_to_reference", "type", lambda: call("precision", "assert_close_to_reference")("exp", f64(1.0), dtype=torch.float16, n=1), TypeError, "fn must be callable; got str"),
+        ("precision", "assert_close_to_reference", "shape", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(1.0), dtype=torch.float64, n=1), ValueError, "dtype must be one of"),
+        ("precision", "assert_close_to_reference", "nonfinite", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(12.0), dtype=torch.float16, n=1), AssertionError, "relative error inf"),
+        # recipes
+        ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear().parameters(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 2), TypeError, "model must be a torch.nn.Module, got generator: pass the model itself"),
+        ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, [torch.ones(4, 2)], torch.ones(4, 1), 2), TypeError, "inputs and targets must be tensors"),
+        ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 3), ValueError, "N = 4 is not divisible by k = 3"),
+        ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(3, 1), 2), ValueError, "inputs has 4 rows and targets 3"),
+        # saved_bytes
+        ("saved_bytes", "track_saved", "type", lambda: ctx(call("saved_bytes", "track_saved")(exclude=linear())), TypeError, r"exclude takes an iterable of tensors, got a Linear: pass model.parameters\(\)"),
+        ("saved_bytes", "track_saved", "shape", lambda: ctx(call("saved_bytes", "track_saved")(exclude=[1.0])), TypeError, "exclude must hold tensors"),
+        ("saved_bytes", "saved_bytes", "type", lambda: call("saved_bytes", "saved_bytes")(3, torch.ones(2)), TypeError, "fn must be callable"),
+        ("saved_bytes", "saved_bytes", "shape", lambda: call("saved_bytes", "saved_bytes")(torch.exp, torch.ones(2)), ValueError, "fn returned no tensor that requires grad"),
+        # scalar_engine
+        ("scalar_engine", "Value", "type", lambda: se.Value("1"), TypeError, "Value holds an int or float, got str"),
+        ("scalar_engine", "Value", "shape", lambda: se.Value(np.ones(2)), TypeError, "Value holds an int or float, got ndarray"),
+        ("scalar_engine", "as_value", "type", lambda: se.as_value(None), TypeError, "a Value combines only with Values, ints and floats, got NoneType"),
+        ("scalar_engine", "as_value", "shape", lambda: se.as_value([1.0]), TypeError, "got list"),
+        ("scalar_engine", "add", "type", lambda: se.Value(1.0) + "2", TypeError, "a Value combines only with Values, ints and floats, got str"),
+        ("scalar_engine", "add", "shape", lambda: se.Value(1.0) + torch.ones(2), TypeError, "got Tensor"),
+        ("scalar_engine", "mul", "type", lambda: se.Value(1.0) * None, TypeError, "got NoneType"),
+        ("scalar_engine", "mul", "shape", lambda: se.Value(1.0) * [2.0], TypeError, "got list"),
+        ("scalar_engine", "power", "type", lambda: se.Value(2.0) ** se.Value(3.0), TypeError, "only a constant int or float exponent"),
+        ("scalar_engine", "power", "shape", lambda: se.Value(-8.0) ** (1 / 3), ValueError, "is not a real number: the base must be >= 0"),
+        ("scalar_engine", "rpower", "type", lambda: 2 ** se.Value(3.0), TypeError, "for a Value exponent e write"),
+        ("scalar_engine", "log", "shape", lambda: se.Value(0.0).log(), ValueError, "log needs a positive value, got 0"),
+        ("scalar_engine", "backward", "type", lambda: se.Value(1.0).backward(accumulate="yes"), TypeError, r"accumulate must be True \(\+=, correct\) or False"),
+        ("scalar_engine", "to_mermaid", "type", lambda: se.Value(1.0).to_mermaid(direction=None), ValueError, "direction must be one of LR, RL, TB, BT"),
+        # scalar_mlp
+        ("scalar_mlp", "MLP", "type", lambda: call("scalar_mlp", "MLP")((2, "3", 1)), ValueError, "sizes must be two or more positive ints"),
+        ("scalar_mlp", "MLP", "shape", lambda: call("scalar_mlp", "MLP")((2,)), ValueError, "sizes must be two or more positive ints"),
+        ("scalar_mlp", "to_torch", "type", lambda: call("scalar_mlp", "to_torch")(linear()), TypeError, "expected an MLP, got Linear"),
+        ("scalar_mlp", "train", "type", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [[1.0]], "3", 0.1), ValueError, "steps must be an int >= 0, got '3'"),
+        ("scalar_mlp", "train", "shape", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((2, 1)), [[1.0]], [[1.0]], 1, 0.1), ValueError, "each input needs 2 numbers"),
+        ("scalar_mlp", "train", "nonfinite", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [[1.0]], 1, NAN), ValueError, "lr must be a positive finite number, got nan"),
+        ("scalar_mlp", "train_torch", "type", lambda: call("scalar_mlp", "train_torch")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [[1.0]], 1, 0.1), TypeError, r"params must be the list of \(W, b\) pairs that to_torch\(mlp\) returns, got MLP"),
+        ("scalar_mlp", "train_torch", "shape", lambda: call("scalar_mlp", "train_torch")(call("scalar_mlp", "to_torch")(call("scalar_mlp", "MLP")((2, 1))), [[1.0]], [[1.0]], 1, 0.1), ValueError, "each input needs 2 numbers"),
+        # shapes
+        ("shapes", "expect_shape", "type", lambda: call("shapes", "expect_shape")([1.0], "N", "x"), TypeError, "x: expected a torch.Tensor, got list"),
+        ("shapes", "expect_shape", "shape", lambda: call("shapes", "expect_shape")(torch.ones(3, 2), "N D", "x", N=4), AssertionError, r"x: expected \(N, D\) with N=4, got shape \(3, 2\): dimension 0 \(N\) is 3, expected 4"),
+        # tensor_engine
+        ("tensor_engine", "Tensor", "type", lambda: T(None), TypeError, "Tensor data must be a number or a rectangular .* got NoneType"),
+        ("tensor_engine", "Tensor", "type", lambda: T("1.0, 2.0"), TypeError, "got str"),
+        ("tensor_engine", "Tensor", "shape", lambda: T([[1.0, 2.0], [3.0]]), TypeError, "rectangular"),
+        ("tensor_engine", "tensor", "type", lambda: te.tensor({"a": 1}), TypeError, "got dict"),
+        ("tensor_engine", "tensor", "shape", lambda: te.tensor([[1.0], [2.0, 3.0]]), TypeError, "rectangular"),
+        ("tensor_engine", "broadcast_shape", "type", lambda: te.broadcast_shape("N", (2,)), TypeError, "'str' object cannot be interpreted as an integer"),
+        ("tensor_engine", "broadcast_shape", "shape", lambda: te.broadcast_shape((2, 3), (2,)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
+        ("tensor_engine", "unbroadcast", "type", lambda: te.unbroadcast("g", (2,)), ValueError, "could not convert string to float"),
+        ("tensor_engine", "unbroadcast", "shape", lambda: te.unbroadcast(np.ones(3), (2, 3)), ValueError, r"a gradient of shape \(3,\) cannot come from broadcasting \(2, 3\)"),
+        ("tensor_engine", "add", "type", lambda: T([1.0]) + None, TypeError, "got NoneType"),
+        ("tensor_engine", "add", "shape", lambda: T(np.ones((2, 3))) + T(np.ones(2)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
+        ("tensor_engine", "mul", "type", lambda: T([1.0]) * "x", TypeError, "got str"),
+        ("tensor_engine", "mul", "shape", lambda: T(np.ones(3)) * T(np.ones(2)), ValueError, "do not broadcast"),
+        ("tensor_engine", "power", "type", lambda: T([1.0]) ** T([2.0]), TypeError, "only a constant exponent is supported"),
+        ("tensor_engine", "matmul", "type", lambda: T(np.ones((2, 2))) @ "W", TypeError, "got str"),
+        ("tensor_engine", "matmul", "shape", lambda: T(np.ones((2, 3))) @ T(np.ones((2, 3))), ValueError, r"matmul needs \(N, D\) @ \(D, M\); got \(2, 3\) @ \(2, 3\)"),
+        ("tensor_engine", "sum_", "type", lambda: T(np.ones((2, 3))).sum(axis=1.0), TypeError, "axis must be None, an int or a tuple of ints, got 1.0"),
+        ("tensor_engine", "sum_", "shape", lambda: T(np.ones((2, 3))).sum(axis=2), ValueError, "axis 2 is out of range for a tensor with 2 dimensions"),
+        ("tensor_engine", "mean", "type", lambda: T(np.ones((2, 3))).mean(axis="rows"), TypeError, "axis must be None, an int or a tuple of ints"),
+        ("tensor_engine", "mean", "shape", lambda: T(np.ones((2, 3))).mean(axis=(0, -2)), ValueError, "names a dimension twice"),
+        ("tensor_engine", "reshape", "type", lambda: T(np.ones(6)).reshape("2, 3"), TypeError, "'str' object cannot be interpreted as an integer"),
+        ("tensor_engine", "reshape", "shape", lambda: T(np.ones(6)).reshape(4), ValueError, r"cannot reshape array of size 6 into shape \(4,\)"),
+        ("tensor_engine", "transpose", "type", lambda: T(np.ones((2, 3))).transpose((0.0, 1.0)), ValueError, r"must be ints in \[-2, 2\)"),
+        ("tensor_engine", "transpose", "shape", lambda: T(np.ones((2, 3))).transpose((0, -2)), ValueError, "must be a permutation of the 2 dimensions"),
+        ("tensor_engine", "logsumexp", "type", lambda: T(np.ones((2, 3))).logsumexp(axis=None), TypeError, "logsumexp reduces over one axis: pass an int"),
+        ("tensor_engine", "logsumexp", "shape", lambda: T(np.ones((2, 3))).logsumexp(axis=-3), ValueError, "axis -3 is out of range"),
+        ("tensor_engine", "cross_entropy", "type", lambda: te.cross_entropy(np.ones((2, 3)), [0, 1]), TypeError, r"logits must be a Tensor \(N, C\), got ndarray: wrap it, Tensor\(x\)"),
+        ("tensor_engine", "cross_entropy", "shape", lambda: te.cross_entropy(T(np.ones((2, 3))), [0.0, 1.0]), ValueError, r"targets must be integers of shape \(2,\); got float64"),
+        ("tensor_engine", "cross_entropy", "shape", lambda: te.cross_entropy(T(np.ones((2, 3))), [0, 3]), ValueError, r"targets must lie in \[0, 3\)"),
+        ("tensor_engine", "Linear", "type", lambda: te.Linear(2.0, 3, np.random.default_rng(0)), TypeError, "Linear sizes must be ints, got 2.0, 3"),
+        ("tensor_engine", "Linear", "shape", lambda: te.Linear(0, 3, np.random.default_rng(0)), ValueError, "Linear needs positive sizes"),
+        ("tensor_engine", "MLP", "type", lambda: te.MLP(32), ValueError, "sizes lists the input size and at least one layer size"),
+        ("tensor_engine", "MLP", "shape", lambda: te.MLP([32]), ValueError, "sizes lists the input size and at least one layer size"),
+        ("tensor_engine", "SGD", "type", lambda: te.SGD(te.MLP([2, 1]), 0.1), TypeError, r"SGD takes the parameters, not the model: pass model.parameters\(\)"),
+        ("tensor_engine", "SGD", "shape", lambda: te.SGD([], 0.1), ValueError, "SGD needs a non-empty list of Tensors"),
+        ("tensor_engine", "SGD", "nonfinite", lambda: te.SGD(te.MLP([2, 1]).parameters(), NAN), ValueError, "lr must be positive; got nan"),
+        # two_layer
+        ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(N="4"), TypeError, "sizes must be ints, got N='4'"),
+        ("two_layer", "make_tensors", "shape", lambda: call("two_layer", "make_tensors")(H=0), ValueError, "every size must be at least 1"),
+        ("two_layer", "forward", "type", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "X": [[1.0, 2.0, 3.0]]}), TypeError, r"X must be a tensor of shape \('N', 'D_in'\), got list"),
+        ("two_layer", "forward", "shape", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "W1": torch.ones(4, 5, dtype=torch.float64)}), ValueError, "W1 has D_in = 4 but an earlier tensor has D_in = 3"),
+        ("two_layer", "shapes", "type", lambda: call("two_layer", "shapes")({"Z1": torch.ones(2)}, "Z1"), TypeError, r"names must be a list of names, e.g. \['Z1'\]"),
+        ("two_layer", "shapes", "shape", lambda: call("two_layer", "shapes")({"Z1": torch.ones(2)}, ["P"]), ValueError, r"no tensor named \['P'\]"),
+        ("two_layer", "backward", "type", lambda: call("two_layer", "backward")([]), ValueError, r"cache lacks .*: pass the dict that forward\(\) returns"),
+        # views
+        ("views", "describe", "type", lambda: call("views", "describe")(np.ones(2)), TypeError, "t: expected a torch.Tensor, got ndarray"),
+        ("views", "describe", "shape", lambda: call("views", "describe")(torch.eye(2).to_sparse()), ValueError, "only strided .* got layout torch.sparse_coo"),
+        ("views", "shares_storage", "type", lambda: call("views", "shares_storage")(torch.ones(2), [1.0]), TypeError, "b: expected a torch.Tensor, got list"),
+        ("views", "shares_storage", "shape", lambda: call("views", "shares_storage")(torch.eye(2).to_sparse(), torch.ones(2)), ValueError, "a: only strided"),
+        ("views", "element_offsets", "type", lambda: call("views", "element_offsets")(3), TypeError, "t: expected a torch.Tensor, got int"),
+        ("views", "element_offsets", "shape", lambda: call("views", "element_offsets")(torch.eye(2).to_sparse()), ValueError, "only strided"),
+    ]
+
+
+def _params_made_nan():
+    from snippets.guards import assert_params_changed, snapshot
+
+    model = linear()
+    before = snapshot(model)
+    with torch.no_grad():
+        model.weight.fill_(NAN)
+    assert_params_changed(model, before)
+
+
+# ----------------------------------------------------------------------------------------------
+# Kinds that do not apply, or behaviour left as it is, with the reason
+# ----------------------------------------------------------------------------------------------
+
+NO_TENSOR = "takes no tensor or float that could be NaN/inf"
+FAITHFUL = "NaN/inf in, NaN/inf out, as the float or torch arithmetic it mirrors (a faithful result)"
+RAW_FUNCTION = ("the bare autograd Function shown as a template; torch reports a wrong input "
+                "('unsupported operand'); check_function and softplus are the checked entry points")
+EXERCISE = ("an exercise's starter, solution or fixture: it takes only a seed or a step count "
+            "from the exercise's own code; check() validates what the reader's function returns")
+NO_ARGS = "takes no argument (or only self)"
+GENERATOR = ("notebook generator internals (snippets/exercises/notebooks.py, another part of the "
+             "book): called only with the book's own constant strings by build()")
+
+
+def _exempt():
+    e = {}
+
+    def add(module, names, kinds, reason):
+        for name in names.split():
+            for kind in kinds.split():
+                e[(module, name, kind)] = reason
+
+    add("autograd_graph", "walk to_mermaid", "nonfinite", "reads the graph, not the values")
+    add("autograd_graph", "node_label", "nonfinite", "takes a graph node, not values")
+    add("bench_engine", "bench main", "nonfinite", NO_TENSOR)
+    add("compile_check", "eager_vs_compiled", "nonfinite", NO_TENSOR)
+    add("contract", "StableSoftplus", "type shape", RAW_FUNCTION)
+    add("contract", "StableSoftplus", "nonfinite", FAITHFUL + "; softplus() rejects it")
+    add("contract", "saved_bytes_per_element", "nonfinite", "counts bytes of saved tensors; values are not read")
+    add("contract", "grads_are_finite", "nonfinite", "returns False: detecting NaN/inf is its job (tests/test_contract.py)")
+    add("custom_function", "Square", "type shape nonfinite", RAW_FUNCTION)
+    add("custom_function", "ScaledPow", "nonfinite", FAITHFUL)
+    add("custom_losses", "StableLogSumExp SoftmaxCrossEntropy StoredSoftmaxCrossEntropy", "nonfinite",
+        FAITHFUL + " (as F.cross_entropy and torch.logsumexp do; a row of -inf is handled)")
+    add("determinism", "seed_worker", "type shape nonfinite", "DataLoader calls it with a worker id it does not use")
+    add("determinism", "rng_preserved", "type shape nonfinite", NO_ARGS)
+    add("determinism", "loader_generator", "shape", "takes one int seed; torch reports anything else")
+    add("determinism", "deterministic_algorithms", "shape nonfinite", "takes one bool")
+    add("determinism", "run_twice", "nonfinite", "returns nan when a run made NaN, as documented")
+    add("distributed_accumulation", "make_model", "shape nonfinite", "takes one int seed; torch reports anything else")
+    add("distributed_accumulation", "loss_fn", "nonfinite", FAITHFUL)
+    add("distributed_accumulation", "full_batch_gradient", "nonfinite", "sizes are checked as positive ints (see run)")
+    add("distributed_accumulation", "worker", "type shape nonfinite", "runs inside mp.spawn; run() checks its arguments first")
+    add("distributed_accumulation", "free_port", "type shape nonfinite", NO_ARGS)
+    add("engine_vs_torch", "torch_mlp copy_weights", "nonfinite", NO_TENSOR)
+    add("evaluation", "evaluating", "shape nonfinite", "takes only a module")
+    add("evaluation", "evaluate", "nonfinite", FAITHFUL + " (an evaluation reports what the model computes)")
+    add("evaluation", "tracking_profile", "nonfinite", "measures saving and modes; values are not read")
+    add("exercises", "attempt", "shape nonfinite", "takes two functions")
+    add("exercises.accumulation", "hand_trace_leaves make_batch starter_two_passes starter_micro_batches "
+        "solution_two_passes solution_two_passes_retained solution_micro_batches starter solution",
+        "type shape nonfinite", EXERCISE)
+    add("exercises.accumulation", "main", "nonfinite", NO_TENSOR)
+    add("exercises.broken_graph", "make_data make_model full_batch_loss starter starter_frozen "
+        "starter_optimizer starter_item solution", "type shape nonfinite", EXERCISE)
+    add("exercises.broken_graph", "diagnose", "nonfinite", "reports NaN gradients as 'nonfinite' (report_dead_grads)")
+    add("exercises.broken_graph", "first_step", "shape nonfinite", "takes one variant name")
+    add("exercises.broken_graph", "loss_table", "nonfinite", "shows nan/inf in the table (a diverged run), without a bar")
+    add("exercises.broken_graph", "main", "nonfinite", NO_TENSOR)
+    add("exercises.gradient_check", "loss_of_W1 starter solution", "type shape nonfinite", EXERCISE)
+    add("exercises.gradient_check", "relative_error", "nonfinite", FAITHFUL + "; check() rejects it")
+    add("exercises.gradient_check", "main", "nonfinite", NO_TENSOR)
+    add("exercises.hand_trace", "starter solution", "type shape nonfinite", EXERCISE)
+    add("exercises.hand_trace", "with_torch", "nonfinite", FAITHFUL + "; check() compares at fixed finite points")
+    add("exercises.hand_trace", "main", "shape nonfinite", "takes no option")
+    add("exercises.notebooks", "details code_md hand_trace gradient_check broken_graph accumulation",
+        "type shape nonfinite", GENERATOR)
+    add("exercises.notebooks", "section build text main", "nonfinite", GENERATOR)
+    add("exercises.notebooks", "build text", "shape", GENERATOR)
+    add("fork_engine", "Value", "nonfinite", FAITHFUL)
+    add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
+    add("guards", "GuardError", "type shape nonfinite", "an exception class")
+    add("guards", "assert_no_graph", "nonfinite", "checks for a graph, not values; assert_finite checks values")
+    add("guards", "as_log_value", "nonfinite", "returns nan for a NaN loss: the logged value is the truth")
+    add("guards", "assert_finite", "shape", "any shape and dtype (an integer tensor is finite)")
+    add("guards", "assert_grads_flow", "nonfinite", "checks that gradients arrive; assert_finite_grads checks their values")
+    add("guards", "snapshot", "nonfinite", "copies the parameters as they are; assert_params_changed rejects NaN/inf after the step")
+    add("hand_trace", "gradients", "nonfinite", "returns torch's gradients, NaN included: a hand trace compares against them")
+    add("jacobian_cost", "jacobian_by_vjps jacobian_by_jvps", "nonfinite", FAITHFUL)
+    add("precision", "relative_error", "nonfinite", "returns inf for an overflow, as documented; assert_close_to_reference fails on it")
+    add("recipes", "accumulate_gradients", "nonfinite",
+        FAITHFUL + " (returns the NaN loss; guards.assert_finite_grads catches the gradients)")
+    add("saved_bytes", "SavedTensors", "type shape nonfinite", "made by track_saved, not by a reader")
+    add("saved_bytes", "track_saved saved_bytes", "nonfinite", "counts bytes of saved tensors; values are not read")
+    add("scalar_engine", "Value as_value add mul power", "nonfinite", FAITHFUL)
+    add("scalar_engine", "topological_order", "type shape nonfinite",
+        "called by backward on a Value; a non-Value has no ._inputs and Python says so (the page keeps the engine under 200 lines)")
+    add("scalar_engine", "backward zero_grad to_mermaid", "shape nonfinite", "a method of Value: only flags")
+    add("scalar_engine", "zero_grad", "type", NO_ARGS)
+    add("scalar_engine", "exp tanh relu", "type shape nonfinite", NO_ARGS + "; " + FAITHFUL)
+    add("scalar_engine", "log", "type nonfinite", NO_ARGS + "; " + FAITHFUL)
+    add("scalar_engine", "rpower", "shape nonfinite", "always raises: a Value exponent is not supported")
+    add("scalar_mlp", "MLP to_torch", "nonfinite", NO_TENSOR)
+    add("scalar_mlp", "to_torch", "shape", "takes an MLP, whose shapes its constructor checked")
+    add("scalar_mlp", "train_torch", "nonfinite", FAITHFUL)
+    add("shapes", "ShapeError", "type shape nonfinite", "an exception class")
+    add("shapes", "expect_shape", "nonfinite", "reads shapes only")
+    add("tensor_engine", "no_grad", "type shape nonfinite", NO_ARGS)
+    add("tensor_engine", "Tensor tensor add mul power matmul sum_ mean reshape transpose logsumexp "
+        "cross_entropy unbroadcast", "nonfinite", FAITHFUL + " (NumPy arithmetic)")
+    add("tensor_engine", "power", "shape", "elementwise: any shape")
+    add("tensor_engine", "broadcast_shape Linear MLP", "nonfinite", NO_TENSOR)
+    add("two_layer", "make_tensors shapes", "nonfinite", NO_TENSOR)
+    add("two_layer", "forward backward", "nonfinite", FAITHFUL)
+    add("two_layer", "backward", "shape", "takes forward()'s cache, whose shapes forward() checked")
+    add("views", "describe shares_storage element_offsets", "nonfinite", "reads shapes, strides and storage, not values")
+    return e
+
+
+CASES = _cases()
+EXEMPT = _exempt()
+
+
+def _public_names():
+    """{(module, name)} for every function and class defined in a public module of snippets."""
+    found = set()
+    for info in pkgutil.walk_packages(snippets.__path__, "snippets."):
+        if any(part.startswith("_") for part in info.name.split(".")):
+            continue
+        module = importlib.import_module(info.name)
+        short = info.name.removeprefix("snippets.")
+        for name, value in vars(module).items():
+            if name.startswith("_") or getattr(value, "__module__", None) != info.name:
+                continue
+            if inspect.isfunction(value) or inspect.isclass(value):
+                found.add((short, name))
+    return found
+
+
+@pytest.mark.parametrize(
+    "module, name, kind, thunk, error, message",
+    CASES,
+    ids=[f"{m}.{n}-{k}-{i}" for i, (m, n, k, *_rest) in enumerate(CASES)],
+)
+def test_bad_input_fails_loudly(module, name, kind, thunk, error, message, capsys):
+    with pytest.raises(BaseException) as caught:
+        thunk()
+    assert type(caught.value) is error or (error is AssertionError and isinstance(caught.value, AssertionError)), (
+        f"{type(caught.value).__name__}: {caught.value}"
+    )
+    text = str(caught.value)
+    if error is SystemExit:  # argparse: status 2 and a usage line on stderr
+        assert caught.value.code == int(message)
+        assert "usage: python -m snippets." in capsys.readouterr().err
+    else:
+        import re
+
+        assert re.search(message, text), f"{message!r} not found in {text!r}"
+
+
+def test_every_public_name_is_in_the_table():
+    names = _public_names()
+    assert len(names) >= 150  # the modules were found
+    covered = {(m, n, k) for m, n, k, *_rest in CASES} | set(EXEMPT)
+    missing = sorted(f"{m}.{n} ({k})" for m, n in names for k in KINDS if (m, n, k) not in covered)
+    assert not missing, "add rows to CASES (or a reason to EXEMPT) for: " + ", ".join(missing)
+    stale = sorted({f"{m}.{n}" for m, n, *_rest in [*CASES, *EXEMPT]} - {f"{m}.{n}" for m, n in names})
+    assert not stale, f"the table names functions that no longer exist: {stale}"
+    both = sorted(f"{m}.{n} ({k})" for m, n, k in EXEMPT if any(c[:3] == (m, n, k) for c in CASES))
+    assert not both, f"a kind is both tested and exempted: {both}"
+
+
+def test_the_table_covers_what_the_issue_asks():
+    """At least one wrong-type row per public function that takes an argument, and the totals."""
+    names = _public_names()
+    tested = {(m, n) for m, n, *_rest in CASES}
+    assert len(tested) >= 100, len(tested)
+    assert len(CASES) >= 200, len(CASES)
+    assert len(names) >= 150
+
+
+# ----------------------------------------------------------------------------------------------
+# Regressions: the cases of the issue, each as a reader met it
+# ----------------------------------------------------------------------------------------------
+
+def test_check_gradient_no_longer_passes_a_nan_backward():
+    from snippets.finite_diff import check_gradient
+
+    x = f64(0.0, 1.0)
+    with pytest.raises(AssertionError, match="autograd gives nan at flat index 0"):
+        check_gradient(lambda t: t.abs().sqrt().sum(), x)
+    # the torch.where trap: the unused branch's NaN gradient still flows through the where
+    with pytest.raises(AssertionError, match="autograd gives nan"):
+        check_gradient(lambda t: torch.where(t > 0, t.sqrt(), torch.zeros_like(t)).sum(), f64(-1.0, 4.0))
+    # opting in: equal NaNs on both sides count as agreement, a NaN on one side still fails
+    analytic, numeric = check_gradient(lambda t: (t * NAN).sum(), f64(1.0), allow_nonfinite=True)
+    assert analytic.isnan().all() and numeric.isnan().all()
+    with pytest.raises(AssertionError, match="gradient mismatch at flat index 0"):
+        check_gradient(lambda t: t.abs().sqrt().sum(), x, allow_nonfinite=True)
+    # the numeric side is named too
+    with pytest.raises(AssertionError, match="the central difference gives inf at flat index 0"):
+        check_gradient(_numeric_inf, f64(0.0))
+
+
+def _numeric_inf(t):
+    # autograd: d/dt of t * 1 = 1 (finite); numeric: f(+h) = inf, f(-h) = 0, so the quotient is inf
+    return t.sum() + torch.where(t > 0, torch.full_like(t, math.inf), torch.zeros_like(t)).detach().sum()
+
+
+def test_a_hand_trace_of_nans_fails():
+    from snippets.exercises.hand_trace import KEYS, check, solution
+
+    check(solution)
+    with pytest.raises(AssertionError, match="L is nan in your trace"):
+        check(lambda x, w1, w2: dict.fromkeys(KEYS, NAN))
+    with pytest.raises(AssertionError, match="dL/dw1 is inf in your trace"):
+        check(lambda x, w1, w2: {**solution(x, w1, w2), "dL/dw1": math.inf})
+    with pytest.raises(AssertionError, match="must be a number"):
+        check(lambda x, w1, w2: {**solution(x, w1, w2), "L": True})
+
+
+def test_tensor_engine_transpose_with_a_negative_axis_matches_torch():
+    from snippets.tensor_engine import Tensor
+
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 3, 2))
+    a = Tensor(x, requires_grad=True)
+    (a.transpose((-1, 1, -3)) * Tensor(w)).sum().backward()
+    t = torch.tensor(x, requires_grad=True)
+    (t.permute(2, 1, 0) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(a.grad, t.grad.numpy(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["tensor_engine", "fork_engine", "scalar_engine"])
+def test_engines_walk_a_5000_op_graph_without_recursion(engine):
+    if engine == "tensor_engine":
+        from snippets.tensor_engine import Tensor as Make
+    else:
+        Make = importlib.import_module(f"snippets.{engine}").Value
+    limit = sys.getrecursionlimit()
+    a = Make(1.0, requires_grad=True) if engine == "tensor_engine" else Make(1.0)
+    h = a
+    for _ in range(2500):  # an RNN-like chain: two ops per step, the input used at every step
+        h = h * 0.5 + a
+    h.backward()
+    assert sys.getrecursionlimit() == limit
+    assert float(np.asarray(a.grad)) == pytest.approx(2 - 0.5 ** 2500)  # sum of 0.5**k, k < 2501
+
+
+def test_evaluate_rejects_a_tensor_where_batches_are_expected():
+    from snippets.evaluation import evaluate
+
+    model, X = linear(), torch.ones(4, 2)
+    with pytest.raises(TypeError, match=r"batches is one tensor of shape \(4, 2\)"):
+        evaluate(model, X)
+    assert evaluate(model, [X]).shape == (4, 1) == evaluate(model, X.split(2)).shape
+
+
+def test_assert_no_graph_checks_containers_and_passes_leaves():
+    from snippets.guards import GuardError, assert_no_graph
+
+    model = linear()
+    for p in model.parameters():
+        assert_no_graph(p, "p")  # a leaf keeps no graph
+    loss = model(torch.ones(1, 2)).sum()
+    with pytest.raises(GuardError, match=r"losses\[1\] requires grad"):
+        assert_no_graph([loss.detach(), loss], "losses")
+    with pytest.raises(GuardError, match=r"preds\[0\] requires grad"):
+        assert_no_graph((loss,), "preds")
+    with pytest.raises(GuardError, match=r"log\['val'\] requires grad"):
+        assert_no_graph({"train": loss.item(), "val": loss}, "log")
+    assert_no_graph([loss.item(), loss.detach(), {"x": [1.0]}], "log")
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_accumulation_command_line_uses_k():
+    done = _run("snippets.exercises.accumulation", "-k", "2")
+    assert done.returncode == 0, done.stderr
+    assert "micro-batches k=2, scaled by 1/k" in done.stdout and "k=4" not in done.stdout
+    done = _run("snippets.exercises.accumulation", "-k", "3")
+    assert done.returncode == 2 and "-k 3: k must be a positive divisor of N = 8" in done.stderr
+
+
+def test_command_lines_print_help_and_reject_unknown_arguments(tmp_path):
+    done = _run("snippets.exercises.notebooks", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: python -m snippets.exercises.notebooks")
+    assert not (ROOT / "--help").exists()
+    done = _run("snippets.bench_engine", "--bogus")
+    assert done.returncode == 2 and "unrecognized arguments: --bogus" in done.stderr
+
+
+def test_a_library_module_run_as_a_program_says_so():
+    done = _run("snippets.finite_diff")
+    assert done.returncode == 2
+    assert "python -m snippets.finite_diff: this module has no command line; import it instead" in done.stderr
+
+
+def test_every_module_either_has_a_command_line_or_refuses_to_run():
+    """Static, so it costs no process per module: a module with a __main__ block parses its
+    arguments with argparse (snippets._cli.parser or argparse itself); the others are refused
+    by snippets/__init__.py (tested on one module above)."""
+    for info in pkgutil.walk_packages(snippets.__path__, "snippets."):
+        path = Path(importlib.util.find_spec(info.name).origin)
+        text = path.read_text(encoding="utf-8")
+        if '__name__ == "__main__"' in text:
+            assert "parser(" in text or "argparse" in text, f"{info.name}: parse the command line with argparse"
