@@ -48,14 +48,14 @@ class Tensor:
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad=False):
+        if data is None:  # np.array(None, dtype=float) would be nan
+            raise TypeError("Tensor data is None: pass a number or a (nested) list or array of numbers")
         try:
-            if data is None:  # np.array(None, float) would be nan
-                raise TypeError
             self.data = np.array(data, dtype=np.float64)  # a float64 copy, any shape
         except (TypeError, ValueError):
             raise TypeError(
-                f"Tensor data must be a number or a rectangular (nested) list or array of "
-                f"numbers, got {type(data).__name__}: {data!r:.60}"
+                "Tensor data must be numbers in a rectangular (nested) list or array, "
+                f"got {type(data).__name__}: {data!r:.60}"
             ) from None
         self.requires_grad = bool(requires_grad)
         self.grad = None           # None, or an array shaped like data
@@ -268,9 +268,9 @@ def transpose(a, axes=None):
     axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
     if not all(isinstance(ax, numbers.Integral) and -a.ndim <= ax < a.ndim for ax in axes):
         raise ValueError(f"axes {axes} must be ints in [-{a.ndim}, {a.ndim}), one per dimension")
-    axes = tuple(ax % a.ndim for ax in axes)  # -1 is the last dimension, as in NumPy
-    if sorted(axes) != list(range(a.ndim)):
+    if sorted(ax % a.ndim for ax in axes) != list(range(a.ndim)):
         raise ValueError(f"axes {axes} must be a permutation of the {a.ndim} dimensions")
+    axes = tuple(ax % a.ndim for ax in axes)  # -1 is the last dimension, as in NumPy
     out = a._result(a.data.transpose(axes), (a,))
 
     def backward():  # apply the inverse permutation
