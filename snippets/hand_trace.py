@@ -19,7 +19,9 @@ def gradients(loss, **tensors):
     if not tensors:
         raise ValueError("name at least one tensor, e.g. gradients(L, w=w)")
     for name, t in tensors.items():
-        if not isinstance(t, torch.Tensor) or not t.requires_grad:
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a tensor of loss's graph, got {type(t).__name__}")
+        if not t.requires_grad:
             raise ValueError(f"{name} does not require grad: create it with requires_grad=True")
     grads = torch.autograd.grad(loss, list(tensors.values()), retain_graph=True, allow_unused=True)
     missing = [name for name, g in zip(tensors, grads) if g is None]
