@@ -690,3 +690,15 @@ def test_every_module_either_has_a_command_line_or_refuses_to_run():
         text = path.read_text(encoding="utf-8")
         if '__name__ == "__main__"' in text:
             assert "parser(" in text or "argparse" in text, f"{info.name}: parse the command line with argparse"
+
+
+def test_exercise_options_change_what_runs(capsys):
+    from snippets.exercises import broken_graph, gradient_check
+
+    broken_graph.main(["--steps", "2"])
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line[:4].strip().isdigit() or line.startswith(" end")]
+    assert rows == ["0", "1", "end"]
+    gradient_check.main(["--seed", "1"])
+    seed_1 = capsys.readouterr().out
+    gradient_check.main([])
+    assert seed_1 != capsys.readouterr().out
