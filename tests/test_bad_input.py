@@ -16,6 +16,7 @@ regression tests of the cases the issue "Reference code that fails loudly" liste
 """
 
 import importlib
+import importlib.util
 import inspect
 import math
 import pkgutil
