@@ -160,3 +160,28 @@ def test_a_broken_link_would_be_caught(tmp_path):
     page.write_text("# Title\n\n## `clone()` is recorded\n\n```python\n# not a heading\n```\n", encoding="utf-8")
     assert anchors(page) == ["title", "clone-is-recorded"]
     assert "not-a-heading" not in anchors(page)
+
+
+def corrections_section():
+    text = MAP.read_text(encoding="utf-8")
+    return text[text.index("## Corrections"):]
+
+
+def test_no_correction_stands_open_in_the_main_flow():
+    """A correction of a source is a folded note after the rule, never an open admonition."""
+    open_notes = [
+        f"{page.relative_to(DOCS)}:{n}"
+        for page in sorted(DOCS.rglob("*.md"))
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if re.match(r'\s*!!!\+? note "Corrected from the source"', line)
+    ]
+    assert open_notes == [], f"fold these with ??? note: {open_notes}"
+
+
+def test_every_page_with_a_correction_is_listed():
+    listed = {(MAP.parent / m.group("target").partition("#")[0]).resolve()
+              for m in LINK.finditer(corrections_section())}
+    pages = {page.resolve() for page in DOCS.rglob("*.md")
+             if '??? note "Corrected from the source"' in page.read_text(encoding="utf-8")}
+    missing = sorted(str(p.relative_to(DOCS)) for p in pages - listed)
+    assert missing == [], f"pages that correct a source but are not in the source map: {missing}"
