@@ -13,17 +13,11 @@ node and the column if a shown number is not the true one rounded to the digits 
 
 import math
 import re
-import warnings
 
 import torch
 
-with warnings.catch_warnings():
-    # torch 2.13 warns once per process on the first forward-mode call (its jvp decompositions
-    # call torch.jit.script); load them here, quietly, so no later call warns.
-    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
-    from torch._decomp import decompositions_for_jvp  # noqa: F401
+from snippets.jvp_rules import fwAD  # noqa: E402 - forward_ad, loaded without torch 2.13's warning
 
-import torch.autograd.forward_ad as fwAD  # noqa: E402
 
 MARKER = re.compile(r"\s*<!--\s*forward-trace\s*-->")
 NAME = re.compile(r"^`?([A-Za-z_]\w*)`?$")

@@ -12,16 +12,11 @@ and a wide Jacobian, on your machine.
 """
 
 import timeit
-import warnings
 
 import torch
 import torch.nn.functional as F
 
-with warnings.catch_warnings():
-    # torch 2.13 warns once per process on the first forward-mode call (jacfwd, jvp, hessian):
-    # its jvp decompositions call torch.jit.script. Load them here, quietly.
-    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
-    from torch._decomp import decompositions_for_jvp  # noqa: F401
+import snippets.jvp_rules  # noqa: E402,F401 - jacfwd/jvp/hessian without torch 2.13's warning
 
 from torch.func import functional_call, grad, jacfwd, jacrev, vmap  # noqa: E402
 

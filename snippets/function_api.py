@@ -22,13 +22,8 @@ import warnings
 
 import torch
 
-with warnings.catch_warnings():
-    # The first forward-mode call in a process loads torch's jvp decompositions, which call
-    # torch.jit.script and emit a DeprecationWarning from inside torch 2.13. Load them once here.
-    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
-    from torch._decomp import decompositions_for_jvp  # noqa: F401
+from snippets.jvp_rules import fwAD  # noqa: E402 - forward_ad, loaded without torch 2.13's warning
 
-import torch.autograd.forward_ad as fwAD  # noqa: E402
 from torch.func import vmap  # noqa: E402
 
 
