@@ -30,7 +30,12 @@ def refuse_library_module():
     if parts[0] != "snippets":
         return
     path = Path(__file__).parent.joinpath(*parts[1:])
-    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    if path.is_dir():  # a package runs its __main__.py
+        if (path / "__main__.py").is_file() or not (path / "__init__.py").is_file():
+            return
+        path = path / "__init__.py"
+    else:
+        path = path.with_suffix(".py")
     if not path.is_file() or '__name__ == "__main__"' in path.read_text(encoding="utf-8"):
         return  # Python reports a missing module; a module with a main runs
     print(

@@ -1,0 +1,47 @@
+"""Helpers for the edge cases of autograd: kinks, complex inputs, captioned graph diagrams.
+
+``grad_at(fn, point)``: the gradient torch assigns to ``fn(x).sum()`` at ``x = point`` (a float
+or a list of floats), as a float64 tensor of the point's shape.
+
+``complex_grad_by_parts(loss, z)``: for a real-valued ``loss`` of a complex tensor ``z``, the
+gradient written with the real and imaginary parts as two real variables x and y,
+``dL/dx + 1j * dL/dy``, computed without complex autograd (the loss sees
+``torch.complex(x, y)``). PyTorch's ``z.grad`` equals it: the page checks that convention.
+
+``titled(source, title, description)``: mermaid ``source`` with ``accTitle`` and ``accDescr``
+lines after its first line, so a generated diagram carries its accessible title.
+"""
+
+import torch
+
+
+def grad_at(fn, point):
+    """d/dx of fn(x).sum() at x = point, float64; fn must map a tensor to a tensor."""
+    if not callable(fn):
+        raise TypeError(f"fn must be a function of one tensor, got {type(fn).__name__}")
+    if not isinstance(point, (int, float, list, tuple)):
+        raise TypeError(f"point must be a float or a list of floats, got {type(point).__name__}")
+    x = torch.tensor(point, dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(fn(x).sum(), x)
+    return g
+
+
+def complex_grad_by_parts(loss, z):
+    """dL/dx + 1j * dL/dy for L = loss(z) real, z = x + iy complex128 of any shape."""
+    if not isinstance(z, torch.Tensor) or z.dtype != torch.complex128:
+        raise TypeError("z must be a complex128 tensor; build it with torch.tensor(..., dtype=torch.complex128)")
+    x = z.real.detach().clone().requires_grad_(True)
+    y = z.imag.detach().clone().requires_grad_(True)
+    L = loss(torch.complex(x, y))
+    if L.is_complex() or L.dim() != 0:
+        raise ValueError(f"loss must return a real 0-d tensor, got {L.dtype} of shape {tuple(L.shape)}")
+    gx, gy = torch.autograd.grad(L, (x, y))
+    return torch.complex(gx, gy)
+
+
+def titled(source, title, description):
+    """The mermaid source with accTitle/accDescr inserted after its first line."""
+    if not isinstance(source, str) or not source.strip():
+        raise ValueError("source must be mermaid text such as to_mermaid(...) returns")
+    first, _, rest = source.strip().partition("\n")
+    return f"{first}\n    accTitle: {title}\n    accDescr: {description}\n{rest}"

@@ -1,0 +1,87 @@
+"""Per-sample gradients two ways, and the cost of jacrev against jacfwd.
+
+``per_sample_grads_loop(model, x, y)`` and ``per_sample_grads_vmap(model, x, y)`` both return
+{parameter name: tensor of shape (N, *parameter.shape)}: the gradient of the loss of example
+n alone, for every n. x is (N, D_in), y is (N,) int64 class indices, and the loss of one
+example is ``cross_entropy(model(x[n:n+1]), y[n:n+1])``. The loop makes N backward passes;
+the vmap version evaluates ``grad`` of a one-example loss, batched by ``vmap``, with the
+parameters passed explicitly through ``functional_call``. Neither touches ``.grad``.
+
+Run ``python -m snippets.func_transforms`` to time both, and jacrev against jacfwd on a tall
+and a wide Jacobian, on your machine.
+"""
+
+import timeit
+
+import torch
+import torch.nn.functional as F
+
+import snippets.jvp_rules  # noqa: E402,F401 - jacfwd/jvp/hessian without torch 2.13's warning
+
+from torch.func import functional_call, grad, jacfwd, jacrev, vmap  # noqa: E402
+
+
+def _check(model, x, y):
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or x.dim() != 2:
+        raise ValueError(f"x must be a (N, D_in) tensor, got {getattr(x, 'shape', type(x).__name__)}")
+    if not isinstance(y, torch.Tensor) or y.dtype != torch.int64 or y.shape != x.shape[:1]:
+        got = f"{y.dtype} {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
+        raise ValueError(f"y must be an int64 tensor of shape ({x.shape[0]},), one class per row of x; got {got}")
+
+
+# --8<-- [start:per_sample]
+def per_sample_grads_loop(model, x, y):
+    """N backward passes, one example each. Returns {name: (N, *param.shape)}."""
+    _check(model, x, y)
+    names, params = zip(*model.named_parameters())
+    rows = []
+    for n in range(x.shape[0]):
+        loss = F.cross_entropy(model(x[n:n + 1]), y[n:n + 1])   # the loss of example n alone
+        rows.append(torch.autograd.grad(loss, params))          # a tuple, one grad per param
+    return {name: torch.stack([r[i] for r in rows]) for i, name in enumerate(names)}
+
+
+def per_sample_grads_vmap(model, x, y):
+    """grad of a one-example loss, vmapped over the examples. Returns {name: (N, *param.shape)}."""
+    _check(model, x, y)
+    params = {name: p.detach() for name, p in model.named_parameters()}
+
+    def loss_one(params, x_n, y_n):                      # x_n (D_in,), y_n () inside vmap
+        logits = functional_call(model, params, (x_n.unsqueeze(0),))   # (1, C)
+        return F.cross_entropy(logits, y_n.unsqueeze(0))               # ()
+
+    # grad differentiates w.r.t. the first argument (the dict); vmap maps x and y over dim 0
+    return vmap(grad(loss_one), in_dims=(None, 0, 0))(params, x, y)
+# --8<-- [end:per_sample]
+
+
+def _median_seconds(fn, number=5, repeat=5):
+    return sorted(t / number for t in timeit.repeat(fn, number=number, repeat=repeat))[repeat // 2]
+
+
+def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
+    """Median seconds of the loop and of vmap, and jacrev/jacfwd on tall and wide maps."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(d_in, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, classes))
+    x = torch.randn(n, d_in, generator=gen)
+    y = torch.randint(0, classes, (n,), generator=gen)
+    out = {"loop": _median_seconds(lambda: per_sample_grads_loop(model, x, y)),
+           "vmap": _median_seconds(lambda: per_sample_grads_vmap(model, x, y))}
+    for shape, (m_out, n_in) in {"tall": (1000, 10), "wide": (10, 1000)}.items():
+        a = torch.randn(m_out, n_in, generator=gen)
+        u = torch.randn(n_in, generator=gen)
+
+        def f(v, a=a):
+            return torch.tanh(a @ v)                      # R^n_in -> R^m_out
+        out[f"jacrev {shape}"] = _median_seconds(lambda f=f, u=u: jacrev(f)(u))
+        out[f"jacfwd {shape}"] = _median_seconds(lambda f=f, u=u: jacfwd(f)(u))
+    return out
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)
+    for key, seconds in measure().items():
+        print(f"{key:12s} {seconds * 1e3:8.2f} ms")

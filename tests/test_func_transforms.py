@@ -1,0 +1,54 @@
+"""snippets/func_transforms.py: per-sample gradients by vmap(grad) equal the loop's, and each
+mean equals the batch gradient; the input checks name the bad argument."""
+
+import pytest
+import torch
+
+from snippets.func_transforms import per_sample_grads_loop, per_sample_grads_vmap
+
+
+def _setup(seed=0, n=5):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 3, generator=gen, dtype=torch.float64)
+    y = torch.randint(0, 2, (n,), generator=gen)
+    return model, x, y
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_vmap_equals_the_loop_and_each_row_is_one_examples_gradient(seed):
+    model, x, y = _setup(seed)
+    looped, batched = per_sample_grads_loop(model, x, y), per_sample_grads_vmap(model, x, y)
+    assert looped.keys() == batched.keys() == dict(model.named_parameters()).keys()
+    for name, p in model.named_parameters():
+        assert batched[name].shape == (x.shape[0], *p.shape)
+        torch.testing.assert_close(batched[name], looped[name])
+    # independent of both: example 2 alone, through backward()
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(x[2:3]), y[2:3]).backward()
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(batched[name][2], p.grad)
+
+
+def test_rows_differ_so_a_broadcast_batch_gradient_would_fail():
+    model, x, y = _setup()
+    g = per_sample_grads_vmap(model, x, y)["0.weight"]
+    assert not torch.allclose(g[0], g[1])
+
+
+def test_neither_touches_grad():
+    model, x, y = _setup()
+    per_sample_grads_loop(model, x, y)
+    per_sample_grads_vmap(model, x, y)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_bad_inputs_are_named():
+    model, x, y = _setup()
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
+        per_sample_grads_vmap(lambda t: t, x, y)
+    with pytest.raises(ValueError, match=r"x must be a \(N, D_in\) tensor"):
+        per_sample_grads_loop(model, x[0], y)
+    with pytest.raises(ValueError, match="y must be an int64 tensor of shape"):
+        per_sample_grads_vmap(model, x, y.float())

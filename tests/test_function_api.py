@@ -1,0 +1,148 @@
+"""The Functions of snippets/function_api.py, and the compatibility table of function-api.md.
+
+Every Function passes gradcheck and gradgradcheck in float64. The table after the
+``<!-- compat-table -->`` marker of docs/part6/function-api.md is recomputed cell by cell with
+``compatibility``; every ``torch.autograd.Function`` subclass defined in snippets/ must have a
+row. ``compatibility`` itself is shown to say "no" for a wrong backward and a wrong jvp.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from snippets.contract import StableSoftplus
+from snippets.custom_function import ScaledPow, Square
+from snippets.custom_losses import SoftmaxCrossEntropy, StableLogSumExp, StoredSoftmaxCrossEntropy
+from snippets.function_api import (
+    COLUMNS, Cube, ScaleInPlace, SortWithIndices, SquareAndCube, compatibility, fwAD,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "part6" / "function-api.md"
+
+
+def _x():
+    return torch.randn(2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+
+
+CASES = {  # name: (apply, inputs, prepare)
+    "Square": lambda: (Square.apply, (_x(),), None),
+    "ScaledPow": lambda: (ScaledPow.apply, (_x(), torch.tensor(1.5, dtype=torch.float64), 3), None),
+    "StableSoftplus": lambda: (StableSoftplus.apply, (_x(),), None),
+    "StableLogSumExp": lambda: (StableLogSumExp.apply, (_x(),), None),
+    "SoftmaxCrossEntropy": lambda: (SoftmaxCrossEntropy.apply, (_x(), torch.tensor([0, 2])), None),
+    "StoredSoftmaxCrossEntropy": lambda: (StoredSoftmaxCrossEntropy.apply, (_x(), torch.tensor([0, 2])), None),
+    "Cube": lambda: (Cube.apply, (_x(),), None),
+    "ScaleInPlace": lambda: (ScaleInPlace.apply, (_x(), 2.0), lambda t: t.clone()),
+    "SortWithIndices": lambda: (SortWithIndices.apply, (_x(),), None),
+    "SquareAndCube": lambda: (SquareAndCube.apply, (_x(),), None),
+}
+
+
+def parse_compat_table(text):
+    lines = text.splitlines()
+    marks = [i for i, line in enumerate(lines) if re.match(r"\s*<!--\s*compat-table\s*-->", line)]
+    if len(marks) != 1:
+        raise AssertionError(f"expected one <!-- compat-table --> marker, found {len(marks)}")
+    j = marks[0] + 1
+    body = []
+    while j < len(lines) and lines[j].strip().startswith("|"):
+        body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
+        j += 1
+    header = [h.lower() for h in body[0]]
+    if header[2:] != list(COLUMNS):
+        raise AssertionError(f"the table's columns must be Function, Defined in, {', '.join(COLUMNS)}: {body[0]}")
+    return {row[0].strip("`"): dict(zip(("defined in",) + COLUMNS, [c.strip("`") for c in row[1:]])) for row in body[2:]}
+
+
+def functions_defined_in_snippets():
+    """{class name: file name} of every class in snippets/ whose base is autograd.Function."""
+    found = {}
+    for path in (ROOT / "snippets").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(ast.unparse(b).endswith("autograd.Function") for b in node.bases):
+                found[node.name] = path.name
+    return found
+
+
+def test_every_function_of_the_book_has_a_row():
+    rows = parse_compat_table(PAGE.read_text(encoding="utf-8"))
+    defined = functions_defined_in_snippets()
+    assert {name: row["defined in"] for name, row in rows.items()} == defined
+    assert set(CASES) == set(defined)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_row_of_the_table_is_what_the_function_does(name):
+    rows = parse_compat_table(PAGE.read_text(encoding="utf-8"))
+    fn, inputs, prepare = CASES[name]()
+    assert compatibility(fn, inputs, prepare) == {c: rows[name][c] for c in COLUMNS}
+
+
+def test_an_altered_cell_is_rejected():
+    text = PAGE.read_text(encoding="utf-8").replace(
+        "| `Cube` | `function_api.py` | yes | yes | yes | yes |", "| `Cube` | `function_api.py` | yes | yes | yes | no: no jvp |"
+    )
+    fn, inputs, prepare = CASES["Cube"]()
+    assert compatibility(fn, inputs, prepare) != {c: parse_compat_table(text)["Cube"][c] for c in COLUMNS}
+
+
+@pytest.mark.parametrize("fn, make", [
+    (Cube.apply, lambda: (_x().requires_grad_(),)),
+    (lambda x: ScaleInPlace.apply(x.clone(), 2.5), lambda: (_x().requires_grad_(),)),
+    (lambda x: SortWithIndices.apply(x)[0], lambda: (_x().requires_grad_(),)),
+    (SquareAndCube.apply, lambda: (_x().requires_grad_(),)),
+    (lambda x: SquareAndCube.apply(x)[1], lambda: (_x().requires_grad_(),)),  # one output unused: None
+])
+def test_gradcheck_and_gradgradcheck(fn, make):
+    assert torch.autograd.gradcheck(fn, make())
+    assert torch.autograd.gradgradcheck(fn, make())
+
+
+class WrongBackward(torch.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x  # x ** 2 forgotten
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return 2 * x ** 2 * t  # wrong factor
+
+
+def test_the_check_says_no_to_a_wrong_backward_and_a_wrong_jvp():
+    row = compatibility(WrongBackward.apply, (_x(),))
+    assert row["backward"] == "no: wrong values"
+    assert row["jvp"] == "no: wrong tangent"
+    assert row["vmap"] == "yes"
+
+
+def test_cube_jvp_equals_the_derivative():
+    x = _x()
+    with fwAD.dual_level():
+        t = fwAD.unpack_dual(Cube.apply(fwAD.make_dual(x, torch.ones_like(x)))).tangent
+    torch.testing.assert_close(t, 3 * x ** 2)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="not the class"):
+        compatibility(Cube, (_x(),))
+    with pytest.raises(TypeError, match="inputs\\[0\\] must be a float64 tensor"):
+        compatibility(Cube.apply, (_x().float(),))
+    with pytest.raises(TypeError, match="k must be a Python number"):
+        ScaleInPlace.apply(_x(), torch.tensor(2.0))
