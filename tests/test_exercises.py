@@ -7,6 +7,7 @@ no outputs, and run top to bottom in a fresh kernel.
 """
 
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
@@ -315,7 +316,7 @@ def test_setup_cell_installs_from_the_address_it_is_given(tmp_path):
     proc = _run_setup(code, tmp_path, hide_package=True)
     assert proc.returncode != 0
     assert f"Run this, then restart the kernel:\n    {sys.executable} -m pip install {missing}" in proc.stderr
-    assert "does not exist" in proc.stderr  # pip's last line, carried into the message
+    assert "No such file or directory" in proc.stderr  # pip's error line, carried into the message
 
 
 def test_build_adds_the_setup_cell_after_the_title(monkeypatch):
