@@ -52,22 +52,27 @@ def book_pins():
     return {p.split("==")[0].lower(): p for p in pins}
 
 
-def clean_env(home):
-    """The environment of a reader's process: no repository on PYTHONPATH, no venv active,
-    Jupyter's and IPython's user folders in ``home`` (no kernel spec of this machine)."""
+def clean_env(home=None):
+    """The environment of a reader's process: no repository on PYTHONPATH, no venv active, and
+    with ``home``, Jupyter's and IPython's user folders there (no kernel spec of this machine)."""
     env = {k: v for k, v in os.environ.items()
            if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"} and not k.startswith("JUPYTER")}
-    return dict(env, HOME=str(home), JUPYTER_DATA_DIR=str(home / "jupyter"), JUPYTER_CONFIG_DIR=str(home / "jupyter-config"),
-                IPYTHONDIR=str(home / "ipython"), PYTHONNOUSERSITE="1", PIP_NO_INPUT="1")
+    env.update(PYTHONNOUSERSITE="1", PIP_NO_INPUT="1")
+    if home is not None:
+        env.update(HOME=str(home), JUPYTER_DATA_DIR=str(home / "jupyter"), JUPYTER_CONFIG_DIR=str(home / "jupyter-config"),
+                   IPYTHONDIR=str(home / "ipython"))
+    return env
 
 
 # ------------------------------------------------------------------ the reader's venv
 
 
 def cached_reader_venv():
-    """A venv with only READER_PACKAGES at the book's pins, built once per (Python, pins)."""
+    """A venv with only READER_PACKAGES at the book's pins, built once per (Python, pins)
+    in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-book/)."""
     pins = [book_pins()[name] for name in READER_PACKAGES]
-    key = hashlib.sha256("\n".join([sys.version, *pins]).encode()).hexdigest()[:12]
+    constraints = (ROOT / "constraints.txt").read_text(encoding="utf-8")  # the pins of their dependencies
+    key = hashlib.sha256("\n".join([sys.version, *pins, constraints]).encode()).hexdigest()[:12]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
     venv = cache / f"reader-venv-{key}"
     if not (venv / "complete").is_file():
@@ -77,7 +82,7 @@ def cached_reader_venv():
             subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
             subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
                             "-c", str(ROOT / "constraints.txt"), *pins],
-                           check=True, timeout=1200, env=clean_env(work), cwd=work)
+                           check=True, timeout=1200, env=clean_env(), cwd=work)
             (work / "venv" / "complete").write_text("\n".join(pins) + "\n", encoding="utf-8")
             with contextlib.suppress(OSError):  # another run may have finished first
                 (work / "venv").rename(venv)
@@ -289,3 +294,27 @@ def test_a_downloaded_notebook_installs_the_wheel_and_runs(site, reader, tmp_pat
     assert "verified on torch" not in setup_output  # the venv has the book's torch: no warning
     where = Path(installed(python, home))
     assert python.parent.parent in where.parents and ROOT not in where.parents
+
+
+# ------------------------------------------------------------------ the build hook, on its own
+
+
+def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    committed = (notebooks.NOTEBOOKS / "01-hand-trace.ipynb").read_text(encoding="utf-8")
+    for site_url in ["", "https://example.org/book/"]:
+        site = tmp_path / (site_url and "published" or "local")
+        (site / "notebooks" / "01-hand-trace").mkdir(parents=True)
+        copy = site / "notebooks" / "01-hand-trace" / "01-hand-trace.ipynb"
+        copy.write_text(committed, encoding="utf-8")
+        hooks.on_post_build({"site_dir": str(site), "site_url": site_url})
+        wheel = wheel_of(site)
+        setup = "".join(json.loads(copy.read_text(encoding="utf-8"))["cells"][1]["source"])
+        if site_url:
+            assert f'\nWHEEL = "https://example.org/book/downloads/{wheel.name}"  # ' in setup
+        else:  # no address to write: the copy is left as committed
+            assert copy.read_text(encoding="utf-8") == committed and "\nWHEEL = None  # " in setup
