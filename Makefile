@@ -11,7 +11,7 @@ export NO_MKDOCS_2_WARNING := 1
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11; run: make PYTHON=/path/to/python3.11 ..."'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
 	touch $(STAMP)
 
 serve: $(STAMP)

@@ -7,6 +7,7 @@ no outputs, and run top to bottom in a fresh kernel.
 """
 
 import json
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
@@ -277,16 +278,57 @@ sys.path[:] = [p for p in sys.path if p not in ("", ".", {root!r})]
 """
 
 
-@pytest.mark.parametrize("where, works", [("docs/notebooks", True), (None, False)])
-def test_setup_cell_without_the_installed_package(tmp_path, where, works):
+def _run_setup(code, cwd, hide_package):
     import subprocess
     import sys
 
-    cwd = notebooks.ROOT / where if where else tmp_path
-    proc = subprocess.run([sys.executable, "-c", WITHOUT_INSTALLED_PACKAGE.format(root=str(notebooks.ROOT)) + notebooks.SETUP],
-                          cwd=cwd, capture_output=True, text=True, timeout=60)
-    if works:  # inside the repository: the cell finds the package above the current folder
-        assert proc.returncode == 0 and "torch 2.13.0" in proc.stdout, proc.stderr
-    else:      # elsewhere: it stops and says what to do
-        assert proc.returncode != 0
-        assert "ImportError: this notebook needs the book's `snippets` package" in proc.stderr
+    prefix = WITHOUT_INSTALLED_PACKAGE.format(root=str(notebooks.ROOT)) if hide_package else ""
+    return subprocess.run([sys.executable, "-c", prefix + code], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_setup_cell_with_the_package_installed_prints_torch_and_warns_nothing(tmp_path):
+    proc = _run_setup(notebooks.SETUP, tmp_path, hide_package=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("torch 2.13.0") and "verified on" not in proc.stderr
+
+
+def test_setup_cell_warns_when_torch_is_not_the_books_version(tmp_path):
+    assert 'TORCH = "2.13.0"' in notebooks.SETUP  # mkdocs.yml's extra.torch_version
+    proc = _run_setup(notebooks.SETUP.replace('TORCH = "2.13.0"', 'TORCH = "2.12.0"'), tmp_path, hide_package=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "UserWarning: the book is verified on torch 2.12.0; this is torch 2.13.0" in proc.stderr
+
+
+def test_setup_cell_without_the_package_or_an_address_says_what_to_run(tmp_path):
+    # the committed notebook (no address: the site's build writes it into the downloadable copy)
+    proc = _run_setup(notebooks.SETUP, tmp_path, hide_package=True)
+    assert proc.returncode != 0
+    assert ("ImportError: the book's `snippets` package is not installed and could not be installed "
+            "(this copy has no address of the book's site). Run this, then restart the kernel:\n"
+            "    ") in proc.stderr
+    assert "-m pip install <the book's site>/downloads/<the wheel>" in proc.stderr
+
+
+def test_setup_cell_installs_from_the_address_it_is_given(tmp_path):
+    # pip is given the address; an address that does not exist fails with pip's reason
+    missing = tmp_path / "autograd_book_snippets-0.1.0-py3-none-any.whl"
+    code = notebooks.SETUP.replace(notebooks.WHEEL_LINE, f"WHEEL = {str(missing)!r}")
+    proc = _run_setup(code, tmp_path, hide_package=True)
+    assert proc.returncode != 0
+    assert f"Run this, then restart the kernel:\n    {sys.executable} -m pip install {missing}" in proc.stderr
+    assert "No such file or directory" in proc.stderr  # pip's error line, carried into the message
+
+
+def test_build_adds_the_setup_cell_after_the_title(monkeypatch):
+    nb = notebooks.build("01-hand-trace")
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    assert [c.source for c in nb.cells].count(notebooks.SETUP) == 1 and nb.cells[1].source == notebooks.SETUP
+    monkeypatch.setitem(notebooks.BUILDERS, "bad", lambda: [nbformat.v4.new_code_cell(notebooks.SETUP)])
+    with pytest.raises(ValueError, match="markdown title cell first and no set-up cell"):
+        notebooks.build("bad")
+
+
+def test_section_reads_a_path_from_the_repository():
+    assert notebooks.section("snippets/exercises/hand_trace.py", "starter") == notebooks.section("hand_trace", "starter")
+    with pytest.raises(ValueError, match="no file"):
+        notebooks.section("snippets/nope.py", "starter")

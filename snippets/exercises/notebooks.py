@@ -1,13 +1,29 @@
-"""Build the four exercise notebooks of Part IV from the exercise modules.
+"""Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``) from Python modules.
 
-``python -m snippets.exercises.notebooks`` writes ``docs/notebooks/0N-*.ipynb``, without
-outputs (execution_count null, outputs []), so they diff cleanly. Starter and reference
-code are copied into the notebooks from the ``# --8<-- [start:name]`` sections of the
-modules, so a notebook never holds a second, diverging copy: ``tests/test_exercises.py``
-fails if a committed notebook differs from what this module builds.
+``python -m snippets.exercises.notebooks`` writes every notebook of ``BUILDERS`` into
+``docs/notebooks/``, without outputs (execution_count null, outputs []), so they diff cleanly.
+``tests/test_exercises.py`` fails if a committed notebook differs from what this module builds,
+and ``tests/test_notebooks_anywhere.py`` runs each one, downloaded from the built site, in a
+fresh environment outside the repository.
+
+To add a notebook:
+
+1. Write a function that returns its cells: a markdown title cell first, then markdown and
+   code cells (``nbformat.v4.new_markdown_cell`` / ``new_code_cell``). Take code from a
+   module with ``section(module, name)``, the lines between ``# --8<-- [start:name]`` and
+   ``# --8<-- [end:name]`` (the markers pages include with pymdownx.snippets), so a notebook
+   never holds a second, diverging copy of it.
+2. Add it to ``BUILDERS`` under the notebook's file name (without ``.ipynb``), add the file
+   to the ``nav:`` of mkdocs.yml, and run ``python -m snippets.exercises.notebooks``.
+
+``build`` puts the set-up cell (``SETUP``) right after the title: do not add it yourself. It
+imports torch and, when the ``snippets`` package is not installed, installs it from the
+book's site. Code cells after it import what they use from ``snippets``.
 """
 
 import argparse
+import re
+import sys
 from pathlib import Path
 
 import nbformat
@@ -20,43 +36,59 @@ SITE = "../../"  # from a notebook page of the site (notebooks/<name>/) to the s
 
 
 def section(module, name):
-    """The lines between ``# --8<-- [start:name]`` and ``# --8<-- [end:name]`` of a module."""
-    lines = (HERE / f"{module}.py").read_text(encoding="utf-8").splitlines()
+    """The lines between ``# --8<-- [start:name]`` and ``# --8<-- [end:name]`` of a module.
+
+    ``module`` is a module of ``snippets/exercises/`` ("hand_trace") or a path from the
+    repository's root ("snippets/workshop/loop.py").
+    """
+    path = ROOT / module if module.endswith(".py") else HERE / f"{module}.py"
+    if not path.is_file():
+        raise ValueError(f"section({module!r}, ...): no file {path}; pass a module of "
+                         "snippets/exercises/ or a .py path from the repository's root")
+    lines = path.read_text(encoding="utf-8").splitlines()
     try:
         start = lines.index(f"# --8<-- [start:{name}]")
         end = lines.index(f"# --8<-- [end:{name}]")
     except ValueError:
-        raise ValueError(f"snippets/exercises/{module}.py has no section {name!r}") from None
+        raise ValueError(f"{path.relative_to(ROOT)} has no section {name!r}") from None
     return "\n".join(lines[start + 1:end]).strip("\n")
 
 
-SETUP = '''\
-# Setup. The checks and reference solutions live in the book's `snippets` package.
-# From a clone of the book's repository: run `make test` (or `make serve`) once, which
-# creates .venv and installs the package, then start Jupyter with that environment:
-#     .venv/bin/python -m pip install notebook   # if Jupyter is not installed there
-#     .venv/bin/python -m jupyter notebook docs/notebooks/
-import sys
-from pathlib import Path
+def verified_torch():
+    """The torch version the book is verified on: ``extra.torch_version`` of mkdocs.yml."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    found = re.findall(r"^\s+torch_version:\s*([0-9][0-9.]*)\s*$", text, re.M)
+    if len(found) != 1:
+        raise ValueError(f"mkdocs.yml: expected one `torch_version:` line under extra:, found {found}")
+    return found[0]
 
+
+# The line the site's build rewrites in every notebook it offers for download (overrides/hooks.py,
+# on_post_build): it writes the address of the wheel it puts on the site, from site_url.
+WHEEL_LINE = "WHEEL = None  # the site's build writes the wheel's address here in the copy you download"
+
+SETUP = f"""\
+# Set-up: torch, and the book's `snippets` package (checks, reference solutions). If `snippets`
+# is missing, this cell installs it from the book's site (see "Run the notebooks anywhere" there).
+{WHEEL_LINE}
+TORCH = "{verified_torch()}"  # every cell of the book is verified on this version of torch
+import importlib, subprocess, sys, warnings
 try:
-    import snippets.exercises
+    import snippets
 except ImportError:
-    # Not installed: look for the repository above the current folder and use it.
-    for folder in [Path.cwd(), *Path.cwd().parents]:
-        if (folder / "snippets" / "exercises" / "__init__.py").is_file():
-            sys.path.insert(0, str(folder))
-            break
-    else:
-        raise ImportError(
-            "this notebook needs the book's `snippets` package: open it from a clone of the "
-            "book's repository after `make test` has created .venv (see the comment above)"
-        ) from None
-    import snippets.exercises
-
+    pip = [sys.executable, "-m", "pip", "install", WHEEL or "<the book's site>/downloads/<the wheel>"]
+    done = subprocess.run(pip + ["--no-color"], capture_output=True, text=True) if WHEEL else None
+    if done is None or done.returncode != 0:
+        why = "this copy has no address of the book's site"
+        if done:  # pip's last error line
+            why = done.stderr.rpartition("ERROR: ")[2].strip().partition("\\n")[0]
+        raise ImportError(f"the book's `snippets` package is not installed and could not be installed "
+                          f"({{why}}). Run this, then restart the kernel:\\n    {{' '.join(pip)}}") from None
+    importlib.invalidate_caches()
 import torch
-from snippets.exercises import attempt
-print("torch", torch.__version__)'''
+if torch.__version__.split("+")[0] != TORCH:
+    warnings.warn(f"the book is verified on torch {{TORCH}}; this is torch {{torch.__version__}}")
+print("torch", torch.__version__)"""
 
 HOW = (
     "**How this notebook works.** Run it top to bottom. The starter code runs and is wrong; "
@@ -85,7 +117,6 @@ def hand_trace():
             "then, node by node, local derivative times upstream gradient. `x` is used twice (in "
             "`w1*x` and in `x**2`), so its gradient is a sum of two paths, as in "
             f"[Forks]({SITE}part1/forks/).\n\n" + HOW),
-        new_code_cell(SETUP),
         new_markdown_cell(
             "## Trace it on paper first\n\n"
             "Name the inner sum `u = w1*x + w2*x**2`, so `L = u**2`.\n\n"
@@ -108,6 +139,7 @@ def hand_trace():
             "`check(trace)` calls your function at `x = 1` and at `x = 2` (with `w1 = 2, w2 = 3`) "
             "and compares all four numbers with torch's autograd, in float64."),
         new_code_cell(
+            "from snippets.exercises import attempt\n"
             "from snippets.exercises.hand_trace import check, with_torch\n\n"
             "print(attempt(check, starter))"),
         new_markdown_cell("At `x = 1` alone the starter looks right, which is why one test point is not enough:"),
@@ -153,7 +185,6 @@ def gradient_check():
             "(`snippets/two_layer.py`), the difference quotient the one of "
             "[Autograd versus manual gradients](" + SITE + "part1/manual-vs-autograd/) "
             "(`snippets/finite_diff.py`).\n\n" + HOW),
-        new_code_cell(SETUP),
         new_markdown_cell("## The network, shape by shape\n\n"
                           "`X (N, D_in) -> Linear(W1, b1) -> relu -> Linear(W2, b2) -> P (N, D_out)`, "
                           "and `L = mean((P - Y)**2)`. Weights are stored `(fan_in, fan_out)`."),
@@ -172,6 +203,7 @@ def gradient_check():
             "`check(fn)` runs `fn(seed)` for seeds 0, 1 and 2 and requires the check to run in "
             "float64 with a relative error below `1e-6`, for the one weight and for all of `W1`."),
         new_code_cell(
+            "from snippets.exercises import attempt\n"
             "from snippets.exercises.gradient_check import check\n\n"
             "r = starter(seed=0)\n"
             "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.6f}, numeric {r['numeric']:.6f}\")\n"
@@ -213,7 +245,6 @@ def broken_graph():
             "The bugs are from the list in [What is tracked](" + SITE + "part1/tracking/): "
             "`.detach()` or `.item()` in the loss path, the wrong module frozen, and an optimizer "
             "holding the wrong parameters.\n\n" + HOW),
-        new_code_cell(SETUP),
         new_markdown_cell(
             "## Starters\n\n"
             "`X (64, 4)`, `y (64, 1)`; the model is `backbone Linear(4, 8) -> Tanh -> head "
@@ -224,6 +255,7 @@ def broken_graph():
                       + section("broken_graph", "starter")),
         new_markdown_cell("## Symptom\n\nThe loss is the same number at every step, for every starter."),
         new_code_cell(
+            "from snippets.exercises import attempt\n"
             "from snippets.exercises.broken_graph import check, loss_table\n\n"
             "starters = {\"detach\": starter, \"frozen\": starter_frozen,\n"
             "            \"optimizer\": starter_optimizer, \"item\": starter_item}\n"
@@ -295,7 +327,6 @@ def accumulation():
             "the graph a second time`: the first call frees what the graph saved. It needs two "
             "forward passes, or `retain_graph=True` on the first call. Either way `w.grad` "
             "becomes 28 + 28 = 56.\n\n" + HOW),
-        new_code_cell(SETUP),
         new_markdown_cell("## Starter\n\nPart A reads the source literally; part B accumulates "
                           "micro-batch gradients without scaling."),
         new_code_cell("import torch.nn.functional as F\n"
@@ -307,6 +338,7 @@ def accumulation():
             "`[28.0, 56.0]`. `check_micro_batches(fn)`: for `k = 2` and `k = 4`, `fn(k=k)` "
             "returns the accumulated and the full-batch gradients, which must be equal."),
         new_code_cell(
+            "from snippets.exercises import attempt\n"
             "from snippets.exercises.accumulation import check_micro_batches, check_two_passes\n\n"
             "print(\"A:\", attempt(check_two_passes, starter_two_passes))\n"
             "print(\"B:\", attempt(check_micro_batches, starter_micro_batches))"),
@@ -364,10 +396,17 @@ BUILDERS = {"01-hand-trace": hand_trace, "02-gradient-check": gradient_check,
 
 
 def build(name):
-    """The notebook ``name`` (a key of BUILDERS), without outputs, with stable cell ids."""
+    """The notebook ``name`` (a key of BUILDERS), without outputs, with stable cell ids.
+
+    The set-up cell (SETUP) goes right after the builder's first cell, its title.
+    """
     if name not in BUILDERS:
         raise ValueError(f"unknown notebook {name!r}; known: {sorted(BUILDERS)}")
-    nb = new_notebook(cells=BUILDERS[name](), metadata={
+    cells = BUILDERS[name]()
+    if not cells or cells[0].cell_type != "markdown" or any(c.source == SETUP for c in cells):
+        raise ValueError(f"BUILDERS[{name!r}] must return a markdown title cell first and no set-up cell "
+                         "(build adds it)")
+    nb = new_notebook(cells=[cells[0], new_code_cell(SETUP), *cells[1:]], metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
     })

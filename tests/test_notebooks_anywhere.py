@@ -1,0 +1,320 @@
+"""A notebook downloaded from the book's site runs outside the repository.
+
+End to end, as a reader does it: the site is built with SITE_URL set to the address it is then
+served on (127.0.0.1, a free port), so its build puts the `snippets` wheel under downloads/ and
+writes the wheel's address into each downloadable notebook. A fresh venv holds only torch, numpy
+and what executing a notebook needs (ipykernel, nbclient), at the book's pinned versions. Each
+notebook is downloaded over HTTP and executed with nbclient from that venv, in a temporary
+folder, with no repository on the path: its set-up cell must install the wheel from the site
+and every cell must pass. With the wheel missing from the site, the set-up cell must stop with
+the message that says what to run.
+
+The site built here has the book's mkdocs.yml, hooks and theme, and the generated notebooks as
+its only pages, not executed at build time (tests/test_site.py builds the whole book and
+executes them; here the reader's copy is what is tested, and building 60 pages would add
+minutes). The venv is cached outside the repository, keyed on the Python version and the pins,
+and each run works on a hard-linked copy of it, so the cache is never modified.
+"""
+
+import contextlib
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import tomllib
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from snippets.exercises import notebooks
+
+ROOT = notebooks.ROOT
+READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]
+WHEEL_GLOB = "autograd_book_snippets-*-py3-none-any.whl"
+
+
+def pyproject():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def book_pins():
+    """{package: "package==version"} of the book's pinned stack (the `book` extra)."""
+    pins = pyproject()["project"]["optional-dependencies"]["book"]
+    return {p.split("==")[0].lower(): p for p in pins}
+
+
+def clean_env(home=None):
+    """The environment of a reader's process: no repository on PYTHONPATH, no venv active, and
+    with ``home``, Jupyter's and IPython's user folders there (no kernel spec of this machine)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"} and not k.startswith("JUPYTER")}
+    env.update(PYTHONNOUSERSITE="1", PIP_NO_INPUT="1")
+    if home is not None:
+        env.update(HOME=str(home), JUPYTER_DATA_DIR=str(home / "jupyter"), JUPYTER_CONFIG_DIR=str(home / "jupyter-config"),
+                   IPYTHONDIR=str(home / "ipython"))
+    return env
+
+
+# ------------------------------------------------------------------ the reader's venv
+
+
+def cached_reader_venv():
+    """A venv with only READER_PACKAGES at the book's pins, built once per (Python, pins)
+    in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-book/)."""
+    pins = [book_pins()[name] for name in READER_PACKAGES]
+    constraints = (ROOT / "constraints.txt").read_text(encoding="utf-8")  # the pins of their dependencies
+    key = hashlib.sha256("\n".join([sys.version, *pins, constraints]).encode()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
+    venv = cache / f"reader-venv-{key}"
+    if not (venv / "complete").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(dir=cache, prefix="building-"))
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
+            subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                            "-c", str(ROOT / "constraints.txt"), *pins],
+                           check=True, timeout=1200, env=clean_env(), cwd=work)
+            (work / "venv" / "complete").write_text("\n".join(pins) + "\n", encoding="utf-8")
+            with contextlib.suppress(OSError):  # another run may have finished first
+                (work / "venv").rename(venv)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return venv
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory):
+    """A fresh copy of the cached venv (hard links: a few seconds) and an empty home folder."""
+    template = cached_reader_venv()
+    work = Path(tempfile.mkdtemp(dir=template.parent, prefix="run-"))
+    try:
+        subprocess.run(["cp", "-al", str(template), str(work / "venv")], check=True, timeout=300)
+        home = tmp_path_factory.mktemp("reader-home")
+        python = work / "venv" / "bin" / "python"
+        probe = subprocess.run([str(python), "-c", "import torch, sys; print(torch.__version__, sys.prefix)"],
+                               capture_output=True, text=True, env=clean_env(home), cwd=home, timeout=300)
+        assert probe.returncode == 0, probe.stderr
+        assert probe.stdout.split()[1] == str(work / "venv")
+        yield python, home
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def installed(python, home):
+    """Where the reader's venv imports `snippets` from, or None."""
+    out = subprocess.run([str(python), "-c", "import snippets; print(snippets.__file__)"],
+                         capture_output=True, text=True, env=clean_env(home), cwd=home, timeout=120)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def uninstall(python, home):
+    subprocess.run([str(python), "-m", "pip", "uninstall", "--yes", "--quiet", "autograd-book-snippets"],
+                   capture_output=True, env=clean_env(home), cwd=home, timeout=120)
+    assert installed(python, home) is None
+
+
+# ------------------------------------------------------------------ the built and served site
+
+
+class _TagsAsNone(yaml.SafeLoader):
+    """Reads mkdocs.yml, whose !ENV and !!python/name tags need mkdocs to resolve."""
+
+
+_TagsAsNone.add_multi_constructor("!", lambda loader, suffix, node: None)
+_TagsAsNone.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def jupyter_options():
+    """The book's mkdocs-jupyter options, without execution (tests/test_site.py executes)."""
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TagsAsNone)
+    [options] = [p["mkdocs-jupyter"] for p in config["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
+    return {k: v for k, v in options.items() if v is not None} | {"execute": False, "cache": False}
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """(base URL, site folder): the notebook site, built for and served on 127.0.0.1:<free port>."""
+    work = tmp_path_factory.mktemp("notebook-site")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)  # bound now: the build needs the port
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    project = work / "project"
+    (project / "docs" / "notebooks").mkdir(parents=True)
+    for name in notebooks.BUILDERS:
+        shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
+    (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
+    (project / "overrides").symlink_to(ROOT / "overrides")
+    config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
+              "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
+              "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
+    (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
+    out = work / "site"
+    proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
+                          cwd=project, capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, SITE_URL=base, NO_MKDOCS_2_WARNING="1"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    server.RequestHandlerClass = lambda *a, **k: _Quiet(*a, directory=str(out), **k)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield base, out
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def wheel_of(site_dir):
+    [wheel] = (site_dir / "downloads").glob(WHEEL_GLOB)
+    return wheel
+
+
+DRIVER = '''\
+import sys, urllib.request
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+url, out = sys.argv[1], sys.argv[2]
+nb = nbformat.reads(urllib.request.urlopen(url, timeout=60).read().decode("utf-8"), as_version=4)
+try:
+    NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    failed = ""
+except CellExecutionError as error:
+    failed = str(error)
+nbformat.write(nb, out)
+print(failed, file=sys.stderr)
+sys.exit(1 if failed else 0)
+'''
+
+
+def run_downloaded(name, base, python, home, folder):
+    """Download notebook ``name`` from the site and execute it in ``folder`` with the reader's
+    venv; (returncode, the executed notebook, nbclient's error text)."""
+    folder.mkdir(parents=True)
+    (folder / "run_notebook.py").write_text(DRIVER, encoding="utf-8")
+    out = folder / f"{name}.executed.ipynb"
+    proc = subprocess.run([str(python), "run_notebook.py", f"{base}notebooks/{name}/{name}.ipynb", str(out)],
+                          cwd=folder, capture_output=True, text=True, timeout=1800, env=clean_env(home))
+    assert out.is_file(), proc.stderr[-3000:]
+    return proc.returncode, nbformat.read(out, as_version=4), proc.stderr
+
+
+def test_the_folders_are_outside_the_repository(site, reader, tmp_path):
+    for path in (site[1], reader[0], reader[1], tmp_path):
+        assert ROOT not in Path(path).resolve().parents
+
+
+# ------------------------------------------------------------------ the wheel
+
+
+def test_the_site_ships_the_wheel_of_the_snippets_package_and_only_it(site):
+    wheel = wheel_of(site[1])
+    version = pyproject()["project"]["version"]
+    assert wheel.name == f"autograd_book_snippets-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        metadata = z.read(f"autograd_book_snippets-{version}.dist-info/METADATA").decode("utf-8")
+    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "snippets").rglob("*.py") if "__pycache__" not in p.parts}
+    assert {n for n in names if not n.startswith("autograd_book_snippets-")} == sources
+    requires = [line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
+    # what a reader installs: torch and numpy, any version; the book's stack only with [book]
+    assert sorted(r for r in requires if "extra ==" not in r) == ["numpy", "torch"]
+    assert all('extra == "book"' in r for r in requires if r.split(";")[0].strip() not in {"numpy", "torch"})
+
+
+def test_the_run_anywhere_page_names_the_wheel_the_build_makes(site):
+    page = (ROOT / "docs" / "notebooks" / "anywhere.md").read_text(encoding="utf-8")
+    assert f"downloads/{wheel_of(site[1]).name}" in page
+
+
+def test_each_downloadable_notebook_is_the_generated_one_with_the_wheels_address(site):
+    base, out = site
+    address = f"{base}downloads/{wheel_of(out).name}"
+    for name in notebooks.BUILDERS:
+        served = json.loads(urllib.request.urlopen(f"{base}notebooks/{name}/{name}.ipynb", timeout=60).read())
+        committed = json.loads((notebooks.NOTEBOOKS / f"{name}.ipynb").read_text(encoding="utf-8"))
+        setup = "".join(served["cells"][1]["source"])
+        assert f'\nWHEEL = "{address}"  # ' in setup, name
+        served["cells"][1]["source"] = setup.replace(f'WHEEL = "{address}"', "WHEEL = None")
+        committed["cells"][1]["source"] = "".join(committed["cells"][1]["source"])
+        assert served == committed, name
+
+
+# ------------------------------------------------------------------ the notebooks, run as a reader runs them
+
+
+def test_without_the_wheel_on_the_site_the_setup_cell_says_what_to_run(site, reader, tmp_path):
+    base, out = site
+    python, home = reader
+    uninstall(python, home)
+    wheel = wheel_of(out)
+    hidden = wheel.rename(wheel.with_name(wheel.name + ".hidden"))
+    try:
+        code, nb, error = run_downloaded("01-hand-trace", base, python, home, tmp_path / "run")
+    finally:
+        hidden.rename(wheel)
+    assert code == 1
+    executed = [c for c in nb.cells if c.cell_type == "code" and c.execution_count]
+    assert len(executed) == 1, "the set-up cell should have stopped the notebook"
+    [error] = [o for o in executed[0].outputs if o["output_type"] == "error"]
+    message = f"{error['ename']}: {error['evalue']}"
+    print(message)  # what the reader sees (pytest -s shows it)
+    start = "ImportError: the book's `snippets` package is not installed and could not be installed ("
+    command = f"{python} -m pip install {base}downloads/{wheel.name}"
+    assert message.startswith(start) and message.endswith(f"). Run this, then restart the kernel:\n    {command}")
+    assert "404" in message  # pip's own reason: the site answered 404 Not Found
+    assert installed(python, home) is None
+
+
+@pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
+def test_a_downloaded_notebook_installs_the_wheel_and_runs(site, reader, tmp_path, name):
+    base, _ = site
+    python, home = reader
+    uninstall(python, home)  # each notebook's own set-up cell must install the package
+    code, nb, error = run_downloaded(name, base, python, home, tmp_path / "run")
+    assert code == 0, error[-3000:]
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in cells), "a cell did not run"
+    assert not [o for c in cells for o in c.outputs if o["output_type"] == "error"]
+    setup_output = "".join(o.get("text", "") for o in cells[0].outputs)
+    assert setup_output.startswith("torch 2.13.0")
+    assert "verified on torch" not in setup_output  # the venv has the book's torch: no warning
+    where = Path(installed(python, home))
+    assert python.parent.parent in where.parents and ROOT not in where.parents
+
+
+# ------------------------------------------------------------------ the build hook, on its own
+
+
+def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    committed = (notebooks.NOTEBOOKS / "01-hand-trace.ipynb").read_text(encoding="utf-8")
+    for site_url in ["", "https://example.org/book/"]:
+        site = tmp_path / (site_url and "published" or "local")
+        (site / "notebooks" / "01-hand-trace").mkdir(parents=True)
+        copy = site / "notebooks" / "01-hand-trace" / "01-hand-trace.ipynb"
+        copy.write_text(committed, encoding="utf-8")
+        hooks.on_post_build({"site_dir": str(site), "site_url": site_url})
+        wheel = wheel_of(site)
+        setup = "".join(json.loads(copy.read_text(encoding="utf-8"))["cells"][1]["source"])
+        if site_url:
+            assert f'\nWHEEL = "https://example.org/book/downloads/{wheel.name}"  # ' in setup
+        else:  # no address to write: the copy is left as committed
+            assert copy.read_text(encoding="utf-8") == committed and "\nWHEEL = None  # " in setup
