@@ -75,6 +75,9 @@ def table(norms):
 def xychart(norms, title, key="out"):
     """Mermaid xychart source: log10 of each layer's ``key`` norm (2 decimals), input layer first.
 
+    The y axis runs from one decade below the smallest value to the largest (or 0); the
+    bars are the site's accent colour, readable on the light and the dark theme.
+
     A zero norm has no logarithm; the chart refuses it (show a dead layer in the table).
     """
     if key not in ("out", "weight"):
@@ -87,13 +90,22 @@ def xychart(norms, title, key="out"):
             raise ValueError(f"layer {name!r}: norm {n[key]} has no finite log10; use table() for it")
         values.append(round(math.log10(n[key]), 2))
     labels = ", ".join(f'"{name}"' for name in norms)
+    # bars grow from the bottom of the axis: start it one decade below the smallest value,
+    # so the smallest gradient still shows as a (short) bar
+    low, high = math.floor(min(values)) - 1, max(0, math.ceil(max(values)))
     return "\n".join([
+        "---",
+        "config:",
+        "  themeVariables:",
+        "    xyChart:",
+        '      plotColorPalette: "#e64a19"',
+        "---",
         "xychart-beta",
         f"    accTitle: {title}",
         f"    accDescr: log10 of the gradient norm at each Linear layer's {'output' if key == 'out' else 'weight'}, input layer first",
         f'    title "{title}"',
         f"    x-axis \"layer\" [{labels}]",
-        '    y-axis "log10 gradient norm"',
+        f'    y-axis "log10 gradient norm" {low} --> {high}',
         "    bar [" + ", ".join(f"{v:g}" for v in values) + "]",
     ])
 # --8<-- [end:report]
