@@ -76,7 +76,8 @@ def xychart(norms, title, key="out"):
     """Mermaid xychart source: log10 of each layer's ``key`` norm (2 decimals), input layer first.
 
     The y axis runs from one decade below the smallest value to the largest (or 0); the
-    bars are the site's accent colour, readable on the light and the dark theme.
+    bars are the site's accent colour on a transparent background, readable on the light and
+    the dark theme.
 
     A zero norm has no logarithm; the chart refuses it (show a dead layer in the table).
     """
@@ -98,7 +99,12 @@ def xychart(norms, title, key="out"):
         "config:",
         "  themeVariables:",
         "    xyChart:",
+        '      backgroundColor: "transparent"',
         '      plotColorPalette: "#e64a19"',
+        # tick labels and axis lines in a grey readable on both themes (the default is black)
+        *[f'      {part}: "#808080"' for part in (
+            "xAxisLabelColor", "yAxisLabelColor", "xAxisTickColor", "yAxisTickColor",
+            "xAxisLineColor", "yAxisLineColor")],
         "---",
         "xychart-beta",
         f"    accTitle: {title}",
