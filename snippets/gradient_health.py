@@ -1,0 +1,146 @@
+"""A gradient-flow inspector: per-layer gradient norms recorded by hooks, as a table and a chart.
+
+For every ``nn.Linear`` of a model it records, during one backward pass:
+
+* ``out``: the norm of the gradient with respect to the layer's output (a tensor hook that a
+  forward hook puts on the output), the signal that flows back through the layer;
+* ``weight``: the norm of the gradient of the layer's weight in this pass (a tensor hook on
+  the weight; it observes and returns nothing, so the gradient is unchanged).
+
+The hooks are removed when the ``with`` block ends.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+
+# --8<-- [start:inspector]
+class GradientFlow:
+    """``with GradientFlow(model) as flow: loss.backward()`` then read ``flow.norms``.
+
+    ``flow.norms`` maps each Linear's name (as ``named_modules`` gives it) to
+    ``{"out": float, "weight": float}``, in forward order.
+    """
+
+    def __init__(self, model):
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        self.layers = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+        if not self.layers:
+            raise ValueError("model has no nn.Linear layer to inspect")
+        self.norms, self._handles = {}, []
+
+    def _record(self, name, key):
+        def hook(grad):
+            self.norms.setdefault(name, {})[key] = grad.norm().item()
+            # returns None: observe, do not replace
+        return hook
+
+    def _on_forward(self, name):
+        def hook(module, inputs, output):
+            if output.requires_grad:
+                output.register_hook(self._record(name, "out"))
+        return hook
+
+    def __enter__(self):
+        for name, layer in self.layers:
+            self.norms[name] = {}
+            self._handles.append(layer.register_forward_hook(self._on_forward(name)))
+            self._handles.append(layer.weight.register_hook(self._record(name, "weight")))
+        return self
+
+    def __exit__(self, *exc):
+        for h in self._handles:
+            h.remove()
+        self._handles.clear()
+        return False
+# --8<-- [end:inspector]
+
+
+# --8<-- [start:report]
+def table(norms):
+    """One line per layer: name, output-gradient norm, weight-gradient norm (3 significant digits)."""
+    if not norms:
+        raise ValueError("no norms recorded: run forward and backward inside `with GradientFlow(model)`")
+    lines = [f"{'layer':>6}  {'grad out':>9}  {'grad weight':>11}"]
+    for name, n in norms.items():
+        if "out" not in n or "weight" not in n:
+            raise ValueError(f"layer {name!r} recorded no gradient: was backward run inside the with block?")
+        lines.append(f"{name:>6}  {n['out']:9.3g}  {n['weight']:11.3g}")
+    return "\n".join(lines)
+
+
+def xychart(norms, title, key="out"):
+    """Mermaid xychart source: log10 of each layer's ``key`` norm (2 decimals), input layer first.
+
+    The y axis runs from one decade below the smallest value to the largest (or 0); the
+    bars are the site's accent colour on a transparent background, readable on the light and
+    the dark theme.
+
+    A zero norm has no logarithm; the chart refuses it (show a dead layer in the table).
+    """
+    if key not in ("out", "weight"):
+        raise ValueError(f"key must be 'out' or 'weight', got {key!r}")
+    values = []
+    for name, n in norms.items():
+        if key not in n:
+            raise ValueError(f"layer {name!r} recorded no {key!r} gradient: run backward inside the with block")
+        if not (n[key] > 0 and math.isfinite(n[key])):
+            raise ValueError(f"layer {name!r}: norm {n[key]} has no finite log10; use table() for it")
+        values.append(round(math.log10(n[key]), 2))
+    labels = ", ".join(f'"{name}"' for name in norms)
+    # bars grow from the bottom of the axis: start it one decade below the smallest value,
+    # so the smallest gradient still shows as a (short) bar
+    low, high = math.floor(min(values)) - 1, max(0, math.ceil(max(values)))
+    return "\n".join([
+        "---",
+        "config:",
+        "  themeVariables:",
+        "    xyChart:",
+        '      backgroundColor: "transparent"',
+        '      plotColorPalette: "#e64a19"',
+        # tick labels and axis lines in a grey readable on both themes (the default is black)
+        *[f'      {part}: "#808080"' for part in (
+            "xAxisLabelColor", "yAxisLabelColor", "xAxisTickColor", "yAxisTickColor",
+            "xAxisLineColor", "yAxisLineColor")],
+        "---",
+        "xychart-beta",
+        f"    accTitle: {title}",
+        f"    accDescr: log10 of the gradient norm at each Linear layer's {'output' if key == 'out' else 'weight'}, input layer first",
+        f'    title "{title}"',
+        f"    x-axis \"layer\" [{labels}]",
+        f'    y-axis "log10 gradient norm" {low} --> {high}',
+        "    bar [" + ", ".join(f"{v:g}" for v in values) + "]",
+    ])
+# --8<-- [end:report]
+
+
+# --8<-- [start:models]
+def deep_mlp(depth=8, width=32, activation=nn.Sigmoid, init_gain=None, seed=0):
+    """``depth`` Linear layers of ``width`` with ``activation`` between them.
+
+    ``init_gain=None`` keeps PyTorch's default initialisation; a number draws each weight from
+    N(0, init_gain^2 / width) and zeroes the biases (2 ** 0.5 is He initialisation for ReLU).
+    """
+    if depth < 1 or width < 1:
+        raise ValueError(f"depth and width must be >= 1, got {depth} and {width}")
+    torch.manual_seed(seed)
+    layers = []
+    for _ in range(depth):
+        linear = nn.Linear(width, width)
+        if init_gain is not None:
+            nn.init.normal_(linear.weight, std=init_gain / width ** 0.5)
+            nn.init.zeros_(linear.bias)
+        layers += [linear, activation()]
+    return nn.Sequential(*layers[:-1])      # no activation after the last Linear
+
+
+def inspect(model, x):
+    """Run ``model(x).pow(2).mean()`` forward and backward under GradientFlow; return the norms."""
+    model.zero_grad(set_to_none=True)
+    with GradientFlow(model) as flow:
+        model(x).pow(2).mean().backward()
+    return flow.norms
+# --8<-- [end:models]

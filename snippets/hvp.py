@@ -1,0 +1,82 @@
+"""Second derivatives: Hessian-vector products three ways, and a gradient penalty.
+
+A Hessian-vector product ``H v`` of a scalar function ``f`` at ``x`` is the gradient of
+``<grad f(x), v>`` with respect to ``x``. Autograd computes it without forming ``H``: one
+backward pass that records its own graph (``create_graph=True``), then a second backward
+through that graph. ``torch.autograd.functional.hvp`` and ``torch.func`` compute the same
+vector; the three must agree.
+"""
+
+import warnings
+
+import torch
+
+
+def _check_point(f, x, v):
+    if not callable(f):
+        raise TypeError(f"f must be a function of one tensor returning a scalar, got {type(f).__name__}")
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise TypeError("x must be a floating-point tensor, e.g. torch.tensor([1.0, 2.0])")
+    if not isinstance(v, torch.Tensor) or v.shape != x.shape:
+        got = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
+        raise ValueError(f"v must be a tensor of x's shape {tuple(x.shape)}, got {got}")
+
+
+# --8<-- [start:double_backward]
+def hvp_double_backward(f, x, v):
+    """``H v`` for the Hessian ``H`` of scalar ``f`` at ``x``; same shape as ``x``.
+
+    First backward with ``create_graph=True``, so the gradient ``g`` has a graph of its
+    own; then the gradient of ``g`` with ``grad_outputs=v``, which is ``v^T H = (H v)^T``
+    (``H`` is symmetric).
+    """
+    _check_point(f, x, v)
+    x = x.detach().requires_grad_(True)   # a fresh leaf: the caller's tensor is not touched
+    with torch.enable_grad():             # works even when called under torch.no_grad()
+        out = f(x)
+        if out.numel() != 1:
+            raise ValueError(f"f must return a scalar, got shape {tuple(out.shape)}: reduce it, e.g. .sum()")
+        (g,) = torch.autograd.grad(out, x, create_graph=True)    # g: x's shape, has a grad_fn
+        (hv,) = torch.autograd.grad(g, x, grad_outputs=v)        # v^T H
+    return hv
+# --8<-- [end:double_backward]
+
+
+# --8<-- [start:three_ways]
+def hvp_three_ways(f, x, v):
+    """``{"double backward": Hv, "autograd.functional.hvp": Hv, "torch.func": Hv}``."""
+    _check_point(f, x, v)
+    _, hv_functional = torch.autograd.functional.hvp(f, x, v)
+    # forward-over-reverse: the directional derivative (jvp) of the gradient function.
+    # torch 2.13's first forward-mode call in a process loads decompositions through
+    # torch.jit.script, which warns that it is deprecated; that one message is not ours.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
+        _, hv_func = torch.func.jvp(torch.func.grad(f), (x,), (v,))
+    return {
+        "double backward": hvp_double_backward(f, x, v),
+        "autograd.functional.hvp": hv_functional,
+        "torch.func": hv_func,
+    }
+# --8<-- [end:three_ways]
+
+
+# --8<-- [start:penalty]
+def gradient_penalty(critic, real, fake):
+    """The WGAN-GP penalty ``mean((||d critic / d x_hat|| - 1)^2)`` at random interpolates.
+
+    ``real`` and ``fake``: (N, D). ``fake`` is detached, so the penalty reaches the critic's
+    parameters only (never the generator that made ``fake``). The per-sample gradients are
+    computed with ``create_graph=True`` so that ``penalty.backward()`` can differentiate
+    them with respect to the critic's parameters. Runs under ``enable_grad`` so it also works
+    inside an evaluation loop that turned grad mode off.
+    """
+    if real.dim() != 2 or real.shape != fake.shape:
+        raise ValueError(f"real and fake must both be (N, D), got {tuple(real.shape)} and {tuple(fake.shape)}")
+    with torch.enable_grad():
+        alpha = torch.rand(real.shape[0], 1)                      # (N, 1), one mix per sample
+        x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)
+        scores = critic(x_hat)                                    # (N, 1)
+        (g,) = torch.autograd.grad(scores.sum(), x_hat, create_graph=True)  # (N, D)
+        return ((g.norm(dim=1) - 1) ** 2).mean()
+# --8<-- [end:penalty]

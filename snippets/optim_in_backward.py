@@ -1,0 +1,61 @@
+"""An optimizer step inside backward, with ``register_post_accumulate_grad_hook``.
+
+The hook of a parameter fires right after its gradient has been accumulated into ``.grad``
+during ``backward()``. Stepping that parameter there and freeing its ``.grad`` means the
+gradients of all parameters are never held at the same time: the peak of gradient memory is
+one parameter's gradient instead of all of them. ``GradBytes`` counts that peak exactly
+(bytes of ``.grad`` tensors alive when each gradient lands), which is deterministic; process
+memory is not measured here.
+"""
+
+import torch
+from torch import nn
+
+
+def _check_model(model):
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no parameter that requires grad")
+    return params
+
+
+# --8<-- [start:in_backward]
+def step_in_backward(model, make_optimizer):
+    """Give each parameter its own optimizer, stepped by a post-accumulate-grad hook.
+
+    ``make_optimizer(params)`` builds an optimizer, e.g. ``lambda ps: torch.optim.SGD(ps, lr=0.1)``.
+    After ``loss.backward()`` every parameter is updated and every ``.grad`` is None.
+    Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
+    """
+    params = _check_model(model)
+    optimizers = {p: make_optimizer([p]) for p in params}
+
+    def hook(p):                       # called with the parameter, after p.grad is final
+        optimizers[p].step()
+        optimizers[p].zero_grad(set_to_none=True)   # free this gradient now
+
+    return [p.register_post_accumulate_grad_hook(hook) for p in params]
+# --8<-- [end:in_backward]
+
+
+# --8<-- [start:grad_bytes]
+class GradBytes:
+    """Peak bytes of ``.grad`` tensors alive at once, sampled each time a gradient lands.
+
+    Attach it *before* ``step_in_backward`` (hooks of one tensor run in registration
+    order), so it counts the new gradient before the step frees it.
+    """
+
+    def __init__(self, model):
+        self.params = _check_model(model)
+        self.peak = 0
+        self.handles = [p.register_post_accumulate_grad_hook(self._sample) for p in self.params]
+
+    def alive(self):
+        return sum(p.grad.numel() * p.grad.element_size() for p in self.params if p.grad is not None)
+
+    def _sample(self, _param):
+        self.peak = max(self.peak, self.alive())
+# --8<-- [end:grad_bytes]

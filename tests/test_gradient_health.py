@@ -1,0 +1,103 @@
+"""snippets/gradient_health.py: the recorded norms against norms computed without hooks."""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from snippets.gradient_health import GradientFlow, deep_mlp, inspect, table, xychart
+
+
+def reference_norms(model, x):
+    """Per Linear: norm of dL/d(output) (via retain_grad) and of the weight's .grad."""
+    model.zero_grad(set_to_none=True)
+    outs = {}
+    handles = []
+    for name, m in model.named_modules():
+        if isinstance(m, nn.Linear):
+            def keep(mod, inp, out, name=name):
+                out.retain_grad()
+                outs[name] = out
+            handles.append(m.register_forward_hook(keep))
+    model(x).pow(2).mean().backward()
+    for h in handles:
+        h.remove()
+    layers = dict(model.named_modules())
+    return {n: {"out": o.grad.norm().item(), "weight": layers[n].weight.grad.norm().item()} for n, o in outs.items()}
+
+
+@pytest.mark.parametrize("activation, gain", [(nn.Sigmoid, None), (nn.ReLU, 2 ** 0.5), (nn.Tanh, 3.0)])
+def test_norms_match_a_hook_free_computation(activation, gain):
+    torch.manual_seed(3)
+    x = torch.randn(8, 16)
+    want = reference_norms(deep_mlp(depth=5, width=16, activation=activation, init_gain=gain), x)
+    got = inspect(deep_mlp(depth=5, width=16, activation=activation, init_gain=gain), x)
+    assert list(got) == list(want) == ["0", "2", "4", "6", "8"]
+    for name in want:
+        for key in ("out", "weight"):
+            assert math.isclose(got[name][key], want[name][key], rel_tol=1e-6), (name, key)
+
+
+def test_inspector_changes_no_gradient_and_removes_its_hooks():
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    plain = deep_mlp(depth=3, width=8)
+    plain(x).pow(2).mean().backward()
+    model = deep_mlp(depth=3, width=8)
+    with GradientFlow(model) as flow:
+        model(x).pow(2).mean().backward()
+    for a, b in zip(plain.parameters(), model.parameters()):
+        assert torch.equal(a.grad, b.grad)
+    for _, m in flow.layers:
+        assert not m._forward_hooks
+        assert not m.weight._backward_hooks
+    # after the with block, a new backward records nothing new
+    before = {k: dict(v) for k, v in flow.norms.items()}
+    model(x * 2).pow(2).mean().backward()
+    assert flow.norms == before
+
+
+def test_sigmoid_vanishes_and_he_init_does_not():
+    torch.manual_seed(1)
+    x = torch.randn(16, 32)
+    sig = inspect(deep_mlp(activation=nn.Sigmoid), x)
+    assert sig["0"]["out"] < 1e-4 * sig["14"]["out"]
+    he = inspect(deep_mlp(activation=nn.ReLU, init_gain=2 ** 0.5), x)
+    assert he["0"]["out"] > 0.1 * he["14"]["out"]
+
+
+def test_table_and_chart_text():
+    norms = {"0": {"out": 0.001, "weight": 0.5}, "2": {"out": 10.0, "weight": 2.0}}
+    assert table(norms).splitlines() == [
+        " layer   grad out  grad weight",
+        "     0      0.001          0.5",
+        "     2         10            2",
+    ]
+    chart = xychart(norms, "t")
+    assert chart.splitlines()[0] == "---" and "xychart-beta" in chart.splitlines()
+    assert '    y-axis "log10 gradient norm" -4 --> 1' in chart.splitlines()
+    assert "accTitle: t" in chart and "accDescr:" in chart
+    assert chart.splitlines()[-1] == "    bar [-3, 1]"
+    assert xychart(norms, "t", key="weight").splitlines()[-1] == "    bar [-0.3, 0.3]"
+
+
+@pytest.mark.parametrize("bad", [0.0, float("nan"), float("inf")])
+def test_chart_refuses_norms_without_a_log(bad):
+    with pytest.raises(ValueError, match="no finite log10"):
+        xychart({"0": {"out": bad, "weight": 1.0}}, "t")
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="nn.Module"):
+        GradientFlow(torch.ones(2))
+    with pytest.raises(ValueError, match="no nn.Linear"):
+        GradientFlow(nn.ReLU())
+    with pytest.raises(ValueError, match="no norms recorded"):
+        table({})
+    with pytest.raises(ValueError, match="recorded no gradient"):
+        table({"0": {}})
+    with pytest.raises(ValueError, match="key must be"):
+        xychart({"0": {"out": 1.0}}, "t", key="bias")
+    with pytest.raises(ValueError, match="depth and width"):
+        deep_mlp(depth=0)

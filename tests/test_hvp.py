@@ -1,0 +1,100 @@
+"""snippets/hvp.py against Hessians written out by hand, and the gradient penalty against a
+critic whose input gradient is known in closed form."""
+
+import pytest
+import torch
+from torch import nn
+
+from snippets.hvp import gradient_penalty, hvp_double_backward, hvp_three_ways
+
+
+def cubic_plus_quadratic(a, B):
+    """f(x) = sum(a * x^3) + x^T B x, whose Hessian is diag(6 a x) + B + B^T."""
+    def f(x):
+        return (a * x ** 3).sum() + x @ B @ x
+    def hessian(x):
+        return torch.diag(6 * a * x) + B + B.T
+    return f, hessian
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_three_ways_equal_the_hand_written_hessian(seed):
+    g = torch.Generator().manual_seed(seed)
+    n = 5
+    a = torch.randn(n, generator=g, dtype=torch.float64)
+    B = torch.randn(n, n, generator=g, dtype=torch.float64)
+    x = torch.randn(n, generator=g, dtype=torch.float64)
+    v = torch.randn(n, generator=g, dtype=torch.float64)
+    f, hessian = cubic_plus_quadratic(a, B)
+    want = hessian(x) @ v
+    results = hvp_three_ways(f, x, v)
+    assert set(results) == {"double backward", "autograd.functional.hvp", "torch.func"}
+    for name, hv in results.items():
+        assert hv.shape == x.shape, name
+        torch.testing.assert_close(hv, want, msg=name)
+
+
+def test_double_backward_is_not_the_gradient():
+    # a wrong implementation that returns the gradient (one backward) must not pass
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    v = torch.tensor([1.0, 0.0], dtype=torch.float64)
+    hv = hvp_double_backward(lambda t: (t ** 3).sum(), x, v)
+    torch.testing.assert_close(hv, torch.tensor([6.0, 0.0], dtype=torch.float64))
+    assert not torch.allclose(hv, 3 * x ** 2)
+
+
+def test_caller_tensor_untouched_and_works_under_no_grad():
+    x = torch.tensor([1.0, 2.0])
+    v = torch.ones(2)
+    with torch.no_grad():
+        hv = hvp_double_backward(lambda t: (t ** 2).sum(), x, v)
+    torch.testing.assert_close(hv, torch.tensor([2.0, 2.0]))
+    assert not x.requires_grad and x.grad is None
+
+
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        (("not callable", torch.ones(2), torch.ones(2)), TypeError, "f must be a function"),
+        ((lambda t: t.sum(), torch.ones(2, dtype=torch.long), torch.ones(2)), TypeError, "floating-point"),
+        ((lambda t: t.sum(), torch.ones(2), torch.ones(3)), ValueError, "x's shape"),
+        ((lambda t: t, torch.ones(2), torch.ones(2)), ValueError, "must return a scalar"),
+    ],
+)
+def test_bad_input(args, error, match):
+    with pytest.raises(error, match=match):
+        hvp_double_backward(*args)
+
+
+def test_penalty_of_a_linear_critic_is_known_exactly():
+    # critic(x) = w . x + b: the input gradient is w for every sample, so the penalty is (|w| - 1)^2
+    torch.manual_seed(0)
+    critic = nn.Linear(3, 1)
+    with torch.no_grad():
+        critic.weight.copy_(torch.tensor([[2.0, 0.0, 0.0]]))
+    real, fake = torch.randn(5, 3), torch.randn(5, 3)
+    p = gradient_penalty(critic, real, fake)
+    torch.testing.assert_close(p, torch.tensor(1.0))
+    p.backward()
+    # d/dw (|w| - 1)^2 = 2 (|w| - 1) w / |w| = (2, 0, 0)
+    torch.testing.assert_close(critic.weight.grad, torch.tensor([[2.0, 0.0, 0.0]]))
+    assert critic.bias.grad is None            # the slope does not depend on the bias
+
+
+def test_penalty_reaches_critic_not_generator_even_under_no_grad():
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+    generator = nn.Linear(3, 2)
+    fake = generator(torch.randn(4, 3))
+    with torch.no_grad():
+        p = gradient_penalty(critic, torch.randn(4, 2), fake)
+    assert p.requires_grad
+    p.backward()
+    assert critic[0].weight.grad is not None and critic[2].weight.grad is not None
+    assert all(q.grad is None for q in generator.parameters())
+
+
+def test_penalty_rejects_bad_shapes():
+    critic = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match=r"must both be \(N, D\)"):
+        gradient_penalty(critic, torch.ones(4, 2), torch.ones(3, 2))
