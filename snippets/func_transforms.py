@@ -81,7 +81,14 @@ def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
     return out
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    from snippets._cli import parser
+
+    parser("snippets.func_transforms", __doc__).parse_args(argv)  # --help; no options
     torch.set_num_threads(1)
     for key, seconds in measure().items():
         print(f"{key:12s} {seconds * 1e3:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
