@@ -89,7 +89,19 @@ def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
     return out
 
 
-if __name__ == "__main__":
+def main(argv=None):
+    from snippets._cli import parser as make_parser
+
+    parser = make_parser("snippets.func_transforms", __doc__)
+    parser.add_argument("--n", type=int, default=64, help="examples for the per-sample gradients")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error(f"--n must be a positive int, got {args.n}")
     torch.set_num_threads(1)
-    for key, seconds in measure().items():
+    for key, seconds in measure(n=args.n, seed=args.seed).items():
         print(f"{key:12s} {seconds * 1e3:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
