@@ -22,7 +22,12 @@ def grad_at(fn, point):
     if not isinstance(point, (int, float, list, tuple)):
         raise TypeError(f"point must be a float or a list of floats, got {type(point).__name__}")
     x = torch.tensor(point, dtype=torch.float64, requires_grad=True)
-    (g,) = torch.autograd.grad(fn(x).sum(), x)
+    if not torch.isfinite(x).all():
+        raise ValueError(f"point must be finite, got {point}: a gradient at NaN or inf is NaN")
+    y = fn(x)
+    if not isinstance(y, torch.Tensor):
+        raise TypeError(f"fn must return a tensor, got {type(y).__name__}: use torch ops on x")
+    (g,) = torch.autograd.grad(y.sum(), x)
     return g
 
 
@@ -30,9 +35,15 @@ def complex_grad_by_parts(loss, z):
     """dL/dx + 1j * dL/dy for L = loss(z) real, z = x + iy complex128 of any shape."""
     if not isinstance(z, torch.Tensor) or z.dtype != torch.complex128:
         raise TypeError("z must be a complex128 tensor; build it with torch.tensor(..., dtype=torch.complex128)")
+    if not callable(loss):
+        raise TypeError(f"loss must be a function of z returning a real scalar, got {type(loss).__name__}")
+    if not torch.isfinite(z).all():
+        raise ValueError("z holds NaN or inf: the gradient at such a point is NaN; pass a finite z")
     x = z.real.detach().clone().requires_grad_(True)
     y = z.imag.detach().clone().requires_grad_(True)
     L = loss(torch.complex(x, y))
+    if not isinstance(L, torch.Tensor):
+        raise TypeError(f"loss must return a real 0-d tensor, got {type(L).__name__}")
     if L.is_complex() or L.dim() != 0:
         raise ValueError(f"loss must return a real 0-d tensor, got {L.dtype} of shape {tuple(L.shape)}")
     gx, gy = torch.autograd.grad(L, (x, y))
@@ -43,5 +54,8 @@ def titled(source, title, description):
     """The mermaid source with accTitle/accDescr inserted after its first line."""
     if not isinstance(source, str) or not source.strip():
         raise ValueError("source must be mermaid text such as to_mermaid(...) returns")
+    for name, text in (("title", title), ("description", description)):
+        if not isinstance(text, str) or not text.strip() or "\n" in text:
+            raise ValueError(f"{name} must be one line of text, got {text!r}")
     first, _, rest = source.strip().partition("\n")
     return f"{first}\n    accTitle: {title}\n    accDescr: {description}\n{rest}"

@@ -21,6 +21,7 @@ from snippets.jvp_rules import fwAD  # noqa: E402 - forward_ad, loaded without t
 
 MARKER = re.compile(r"\s*<!--\s*forward-trace\s*-->")
 NAME = re.compile(r"^`?([A-Za-z_]\w*)`?$")
+COLUMNS = ("node", "computed", "value", "tangent")
 
 
 def parse_traces(text):
@@ -44,7 +45,7 @@ def parse_traces(text):
                 f"line {i + 1}: a forward-trace marker must be followed by a table with the columns "
                 "Node | Computed as | Value | Tangent"
             )
-        tables.append([dict(zip(("node", "computed", "value", "tangent"), row)) for row in body[2:]])
+        tables.append([dict(zip(COLUMNS, row)) for row in body[2:]])
     return tables
 
 
@@ -66,8 +67,16 @@ def _agrees(true, cell, node, column):
 
 def check_trace(rows):
     """Recompute every row of one trace table (a list of row dicts); return {node: (value, tangent)}."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        hint = "; parse_traces(text) returns a list of tables: pass one, e.g. [0]" \
+            if isinstance(rows, list) and rows and isinstance(rows[0], list) else ""
+        raise TypeError(f"rows must be one table, a list of row dicts as parse_traces gives{hint}; "
+                        f"got {type(rows).__name__}")
     if not rows:
         raise AssertionError("the trace table has no rows")
+    for row in rows:
+        if sorted(row) != sorted(COLUMNS) or not all(isinstance(c, str) for c in row.values()):
+            raise TypeError(f"each row must map {COLUMNS} to the cells' text (str), got {row!r}")
     env = {}
     result = {}
     with fwAD.dual_level():
@@ -90,6 +99,8 @@ def check_trace(rows):
                     env[node] = eval(code[0], {"torch": torch}, dict(env))  # noqa: S307 - the page's own formula
                 except Exception as exc:  # noqa: BLE001 - a wrong formula usually names an unknown node
                     raise AssertionError(f"{node}: cannot evaluate {code[0]!r}: {exc}") from None
+            if not isinstance(env[node], torch.Tensor) or env[node].numel() != 1:
+                raise AssertionError(f"{node}: a trace node must be one number, got {env[node]!r}")
             primal, tangent = fwAD.unpack_dual(env[node])
             value = primal.item()
             tangent = 0.0 if tangent is None else tangent.item()

@@ -24,8 +24,11 @@ from torch.func import functional_call, grad, jacfwd, jacrev, vmap  # noqa: E402
 def _check(model, x, y):
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if not isinstance(x, torch.Tensor) or x.dim() != 2:
-        raise ValueError(f"x must be a (N, D_in) tensor, got {getattr(x, 'shape', type(x).__name__)}")
+    if not any(True for _ in model.parameters()):
+        raise ValueError("model has no parameters: there is no gradient to compute")
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[0] == 0:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"x must be a (N, D_in) tensor with N >= 1, got {got}")
     if not isinstance(y, torch.Tensor) or y.dtype != torch.int64 or y.shape != x.shape[:1]:
         got = f"{y.dtype} {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
         raise ValueError(f"y must be an int64 tensor of shape ({x.shape[0]},), one class per row of x; got {got}")
@@ -63,6 +66,11 @@ def _median_seconds(fn, number=5, repeat=5):
 
 def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
     """Median seconds of the loop and of vmap, and jacrev/jacfwd on tall and wide maps."""
+    for name, value in {"n": n, "d_in": d_in, "hidden": hidden, "classes": classes}.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(d_in, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, classes))
@@ -82,11 +90,16 @@ def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
 
 
 def main(argv=None):
-    from snippets._cli import parser
+    from snippets._cli import parser as make_parser
 
-    parser("snippets.func_transforms", __doc__).parse_args(argv)  # --help; no options
+    parser = make_parser("snippets.func_transforms", __doc__)
+    parser.add_argument("--n", type=int, default=64, help="examples for the per-sample gradients")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error(f"--n must be a positive int, got {args.n}")
     torch.set_num_threads(1)
-    for key, seconds in measure().items():
+    for key, seconds in measure(n=args.n, seed=args.seed).items():
         print(f"{key:12s} {seconds * 1e3:8.2f} ms")
 
 

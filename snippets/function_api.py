@@ -66,6 +66,8 @@ class ScaleInPlace(torch.autograd.Function):
     def forward(ctx, x, k):
         if isinstance(k, torch.Tensor) or not isinstance(k, (int, float)):
             raise TypeError(f"k must be a Python number, got {type(k).__name__}; pass k.item() for a 0-d tensor")
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a tensor, got {type(x).__name__}")
         ctx.k = k            # non-tensor state: a plain attribute of ctx
         x.mul_(k)            # modify the input in place ...
         ctx.mark_dirty(x)    # ... and say so: autograd bumps x's version and rebases its history
@@ -83,6 +85,8 @@ class SortWithIndices(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a tensor, got {type(x).__name__}")
         values, indices = x.sort(dim=-1)
         ctx.mark_non_differentiable(indices)  # an int64 output: no gradient flows through it
         ctx.save_for_backward(indices)
@@ -165,8 +169,14 @@ def compatibility(fn, inputs, prepare=None):
     """
     if not callable(fn) or isinstance(fn, type):
         raise TypeError("fn must be a Function's apply, e.g. Cube.apply, not the class")
+    if not isinstance(inputs, (tuple, list)):
+        raise TypeError(f"inputs must be a tuple of fn's arguments, e.g. (x,), got {type(inputs).__name__}")
     if not inputs or not isinstance(inputs[0], torch.Tensor) or inputs[0].dtype != torch.float64:
         raise TypeError("inputs[0] must be a float64 tensor: the input that is differentiated and batched")
+    if inputs[0].numel() == 0 or not torch.isfinite(inputs[0]).all():
+        raise ValueError("inputs[0] must be non-empty and finite: NaN or inf fails every check")
+    if prepare is not None and not callable(prepare):
+        raise TypeError(f"prepare must be a function of a tensor or None, got {type(prepare).__name__}")
     prep = prepare or (lambda t: t)
     x0 = inputs[0].detach()
     rest = tuple(inputs[1:])

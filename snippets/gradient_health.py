@@ -30,6 +30,8 @@ class GradientFlow:
         self.layers = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
         if not self.layers:
             raise ValueError("model has no nn.Linear layer to inspect")
+        if not all(m.weight.requires_grad for _, m in self.layers):
+            raise ValueError("a Linear weight does not require grad: unfreeze it to inspect its gradient")
         self.norms, self._handles = {}, []
 
     def _record(self, name, key):
@@ -61,14 +63,20 @@ class GradientFlow:
 
 # --8<-- [start:report]
 def table(norms):
-    """One line per layer: name, output-gradient norm, weight-gradient norm (3 significant digits)."""
+    """One line per layer: name, output-gradient norm, weight-gradient norm (3 significant digits).
+
+    A NaN or inf norm is flagged at the end of its line: backward produced non-finite gradients.
+    """
+    if not isinstance(norms, dict):
+        raise TypeError(f"norms must be the dict GradientFlow records (flow.norms), got {type(norms).__name__}")
     if not norms:
         raise ValueError("no norms recorded: run forward and backward inside `with GradientFlow(model)`")
     lines = [f"{'layer':>6}  {'grad out':>9}  {'grad weight':>11}"]
     for name, n in norms.items():
-        if "out" not in n or "weight" not in n:
+        if not isinstance(n, dict) or "out" not in n or "weight" not in n:
             raise ValueError(f"layer {name!r} recorded no gradient: was backward run inside the with block?")
-        lines.append(f"{name:>6}  {n['out']:9.3g}  {n['weight']:11.3g}")
+        flag = "" if math.isfinite(n["out"]) and math.isfinite(n["weight"]) else "  <- not finite"
+        lines.append(f"{name:>6}  {n['out']:9.3g}  {n['weight']:11.3g}{flag}")
     return "\n".join(lines)
 
 
@@ -83,6 +91,10 @@ def xychart(norms, title, key="out"):
     """
     if key not in ("out", "weight"):
         raise ValueError(f"key must be 'out' or 'weight', got {key!r}")
+    if not isinstance(norms, dict) or not norms:
+        raise ValueError("norms must be the non-empty dict GradientFlow records (flow.norms)")
+    if not isinstance(title, str) or not title.strip() or any(c in title for c in '"\n'):
+        raise ValueError(f"title must be one line of text without double quotes, got {title!r}")
     values = []
     for name, n in norms.items():
         if key not in n:
@@ -124,8 +136,12 @@ def deep_mlp(depth=8, width=32, activation=nn.Sigmoid, init_gain=None, seed=0):
     ``init_gain=None`` keeps PyTorch's default initialisation; a number draws each weight from
     N(0, init_gain^2 / width) and zeroes the biases (2 ** 0.5 is He initialisation for ReLU).
     """
-    if depth < 1 or width < 1:
-        raise ValueError(f"depth and width must be >= 1, got {depth} and {width}")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (depth, width)):
+        raise ValueError(f"depth and width must be ints >= 1, got {depth!r} and {width!r}")
+    if not (isinstance(activation, type) and issubclass(activation, nn.Module)):
+        raise TypeError(f"activation must be a module class such as nn.ReLU (not nn.ReLU()), got {activation!r}")
+    if init_gain is not None and not (isinstance(init_gain, (int, float)) and 0 < init_gain < math.inf):
+        raise ValueError(f"init_gain must be None or a positive finite number, got {init_gain!r}")
     torch.manual_seed(seed)
     layers = []
     for _ in range(depth):
@@ -139,6 +155,9 @@ def deep_mlp(depth=8, width=32, activation=nn.Sigmoid, init_gain=None, seed=0):
 
 def inspect(model, x):
     """Run ``model(x).pow(2).mean()`` forward and backward under GradientFlow; return the norms."""
+    if not isinstance(model, nn.Module) or not isinstance(x, torch.Tensor):
+        raise TypeError(f"inspect(model, x) takes an nn.Module and an input tensor (N, width), "
+                        f"got {type(model).__name__} and {type(x).__name__}")
     model.zero_grad(set_to_none=True)
     with GradientFlow(model) as flow:
         model(x).pow(2).mean().backward()

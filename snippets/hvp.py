@@ -22,6 +22,18 @@ def _check_point(f, x, v):
         raise ValueError(f"v must be a tensor of x's shape {tuple(x.shape)}, got {got}")
 
 
+def _check_batches(critic, real, fake):
+    if not callable(critic):
+        raise TypeError(f"critic must be a model (N, D) -> (N, 1), got {type(critic).__name__}")
+    for name, t in (("real", real), ("fake", fake)):
+        if not isinstance(t, torch.Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor (N, D), got {getattr(t, 'dtype', type(t).__name__)}")
+        if not torch.isfinite(t).all():
+            raise ValueError(f"{name} holds NaN or inf: pass finite samples")
+    if real.dim() != 2 or real.shape != fake.shape:
+        raise ValueError(f"real and fake must both be (N, D), got {tuple(real.shape)} and {tuple(fake.shape)}")
+
+
 # --8<-- [start:double_backward]
 def hvp_double_backward(f, x, v):
     """``H v`` for the Hessian ``H`` of scalar ``f`` at ``x``; same shape as ``x``.
@@ -34,8 +46,9 @@ def hvp_double_backward(f, x, v):
     x = x.detach().requires_grad_(True)   # a fresh leaf: the caller's tensor is not touched
     with torch.enable_grad():             # works even when called under torch.no_grad()
         out = f(x)
-        if out.numel() != 1:
-            raise ValueError(f"f must return a scalar, got shape {tuple(out.shape)}: reduce it, e.g. .sum()")
+        if not isinstance(out, torch.Tensor) or out.numel() != 1:
+            got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            raise ValueError(f"f must return a scalar tensor, got {got}: reduce it, e.g. .sum()")
         (g,) = torch.autograd.grad(out, x, create_graph=True)    # g: x's shape, has a grad_fn
         (hv,) = torch.autograd.grad(g, x, grad_outputs=v)        # v^T H
     return hv
@@ -71,8 +84,7 @@ def gradient_penalty(critic, real, fake):
     them with respect to the critic's parameters. Runs under ``enable_grad`` so it also works
     inside an evaluation loop that turned grad mode off.
     """
-    if real.dim() != 2 or real.shape != fake.shape:
-        raise ValueError(f"real and fake must both be (N, D), got {tuple(real.shape)} and {tuple(fake.shape)}")
+    _check_batches(critic, real, fake)
     with torch.enable_grad():
         alpha = torch.rand(real.shape[0], 1)                      # (N, 1), one mix per sample
         x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)

@@ -8,6 +8,8 @@ one parameter's gradient instead of all of them. ``GradBytes`` counts that peak 
 memory is not measured here.
 """
 
+import math
+
 import torch
 from torch import nn
 
@@ -21,6 +23,18 @@ def _check_model(model):
     return params
 
 
+def _check_maker(make_optimizer, p):
+    if isinstance(make_optimizer, torch.optim.Optimizer) or not callable(make_optimizer):
+        raise TypeError("make_optimizer must be a function of a parameter list, e.g. "
+                        f"lambda ps: torch.optim.SGD(ps, lr=0.1); got {type(make_optimizer).__name__}")
+    opt = make_optimizer([p])
+    if not isinstance(opt, torch.optim.Optimizer):
+        raise TypeError(f"make_optimizer must return a torch.optim.Optimizer, got {type(opt).__name__}")
+    lr = float(opt.param_groups[0].get("lr", 0.0))
+    if not math.isfinite(lr):
+        raise ValueError(f"the optimizer's lr is {lr}: every step would make the parameters NaN")
+
+
 # --8<-- [start:in_backward]
 def step_in_backward(model, make_optimizer):
     """Give each parameter its own optimizer, stepped by a post-accumulate-grad hook.
@@ -30,6 +44,7 @@ def step_in_backward(model, make_optimizer):
     Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
     """
     params = _check_model(model)
+    _check_maker(make_optimizer, params[0])
     optimizers = {p: make_optimizer([p]) for p in params}
 
     def hook(p):                       # called with the parameter, after p.grad is final

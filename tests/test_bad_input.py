@@ -84,6 +84,30 @@ def graph_loss():
     return (w * 2).sum()
 
 
+def mlp3():
+    """(N, 3) -> (N, 2): Linear, Tanh, Linear."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+
+
+def sgd(params):
+    return torch.optim.SGD(params, lr=0.1)
+
+
+def trace(*rows):
+    """A forward-trace table as parse_traces gives it: rows of (node, computed as, value, tangent)."""
+    return [dict(zip(("node", "computed", "value", "tangent"), row)) for row in rows]
+
+
+TRACE_PAGE = """<!-- forward-trace -->
+| Node | Computed as | Value | Tangent |
+|---|---|---|---|
+| x | input | 1 | 1 |
+| y | `torch.exp(x)` | 2.718 | 2.718 |
+"""
+
+
 # ----------------------------------------------------------------------------------------------
 # The table: (module, name, kind, thunk, exception type, message pattern)
 # ----------------------------------------------------------------------------------------------
@@ -97,6 +121,7 @@ def _cases():
     from snippets.exercises import broken_graph as bg
     from snippets.exercises import gradient_check as gc
     from snippets.exercises import hand_trace as ht
+    import snippets.function_api as fa
 
     T = te.Tensor
     return [
@@ -168,6 +193,20 @@ def _cases():
         ("distributed_accumulation", "run", "type", lambda: call("distributed_accumulation", "run")(k=2.0), ValueError, "k must be a positive int; got 2.0"),
         ("distributed_accumulation", "run", "shape", lambda: call("distributed_accumulation", "run")(world_size=0), ValueError, "world_size must be a positive int; got 0"),
         ("distributed_accumulation", "run", "nonfinite", lambda: call("distributed_accumulation", "run")(m=math.inf), ValueError, "m must be a positive int; got inf"),
+        # edge_semantics
+        ("edge_semantics", "grad_at", "type", lambda: call("edge_semantics", "grad_at")(torch.sin, "1"), TypeError, "point must be a float or a list of floats, got str"),
+        ("edge_semantics", "grad_at", "type", lambda: call("edge_semantics", "grad_at")(lambda x: 1.0, 1.0), TypeError, "fn must return a tensor, got float"),
+        ("edge_semantics", "grad_at", "shape", lambda: call("edge_semantics", "grad_at")(torch.sin, [[1.0], [1.0, 2.0]]), ValueError, r"expected sequence of length 1 at dim 1 \(got 2\)"),
+        ("edge_semantics", "grad_at", "nonfinite", lambda: call("edge_semantics", "grad_at")(torch.abs, [0.0, NAN]), ValueError, r"point must be finite, got \[0.0, nan\]"),
+        ("edge_semantics", "complex_grad_by_parts", "type", lambda: call("edge_semantics", "complex_grad_by_parts")(lambda z: z.abs().sum(), [1 + 1j]), TypeError, "z must be a complex128 tensor"),
+        ("edge_semantics", "complex_grad_by_parts", "type", lambda: call("edge_semantics", "complex_grad_by_parts")("abs", torch.ones(1, dtype=torch.complex128)), TypeError, "loss must be a function of z returning a real scalar, got str"),
+        ("edge_semantics", "complex_grad_by_parts", "shape", lambda: call("edge_semantics", "complex_grad_by_parts")(lambda z: z.abs(), torch.ones(2, dtype=torch.complex128)), ValueError, r"loss must return a real 0-d tensor, got torch.float64 of shape \(2,\)"),
+        ("edge_semantics", "complex_grad_by_parts", "shape", lambda: call("edge_semantics", "complex_grad_by_parts")(lambda z: z.abs().sum(), torch.ones(1, dtype=torch.complex64)), TypeError, "z must be a complex128 tensor"),
+        ("edge_semantics", "complex_grad_by_parts", "nonfinite", lambda: call("edge_semantics", "complex_grad_by_parts")(lambda z: z.abs().sum(), torch.tensor([complex(NAN, 1.0)], dtype=torch.complex128)), ValueError, "z holds NaN or inf"),
+        ("edge_semantics", "titled", "type", lambda: call("edge_semantics", "titled")(["flowchart TB"], "t", "d"), ValueError, "source must be mermaid text"),
+        ("edge_semantics", "titled", "type", lambda: call("edge_semantics", "titled")("flowchart TB\n  a --> b", None, "d"), ValueError, "title must be one line of text, got None"),
+        ("edge_semantics", "titled", "shape", lambda: call("edge_semantics", "titled")("flowchart TB\n  a --> b", "t", "two\nlines"), ValueError, r"description must be one line of text, got 'two\\nlines'"),
+        ("edge_semantics", "titled", "nonfinite", lambda: call("edge_semantics", "titled")("flowchart TB\n  a --> b", NAN, "d"), ValueError, "title must be one line of text, got nan"),
         # engine_vs_torch
         ("engine_vs_torch", "torch_mlp", "type", lambda: call("engine_vs_torch", "torch_mlp")(32, 0), ValueError, "sizes must list two or more layer sizes"),
         ("engine_vs_torch", "torch_mlp", "shape", lambda: call("engine_vs_torch", "torch_mlp")((32,), 0), ValueError, "sizes must list two or more layer sizes"),
@@ -235,12 +274,74 @@ def _cases():
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: t.abs().sqrt().sum(), f64(0.0, 1.0)), AssertionError, r"autograd gives nan at flat index 0 \(1 of 2 elements are not finite\)"),
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: torch.where(t > 0, t.sqrt(), t).sum(), f64(-1.0, 4.0)), AssertionError, "autograd gives nan at flat index 0"),
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: (1 / t).sum() * 0 + t.sum(), f64(0.0)), AssertionError, "autograd gives nan at flat index 0"),
+        ("exercises.notebooks", "verified_torch", "type", lambda: call("exercises.notebooks", "verified_torch")("2.13.0"), TypeError, r"verified_torch\(\) takes 0 positional arguments but 1 was given"),
+        # forward_trace
+        ("forward_trace", "parse_traces", "type", lambda: call("forward_trace", "parse_traces")(TRACE_PAGE.encode()), TypeError, "text must be the page's Markdown as a str, got bytes"),
+        ("forward_trace", "parse_traces", "shape", lambda: call("forward_trace", "parse_traces")("<!-- forward-trace -->\n| x | y |\n|---|---|\n| 1 | 2 |\n"), AssertionError, r"line 1: a forward-trace marker must be followed by a table with the columns Node \| Computed as \| Value \| Tangent"),
+        ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")(call("forward_trace", "parse_traces")(TRACE_PAGE)), TypeError, r"parse_traces\(text\) returns a list of tables: pass one, e.g. \[0\]"),
+        ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": 1.0, "tangent": 1.0}]), TypeError, r"to the cells' text \(str\)"),
+        ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": "1"}]), TypeError, r"each row must map \('node', 'computed', 'value', 'tangent'\)"),
+        ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "1", "1"), ("y", "`torch.stack([x, x])`", "1", "1"))), AssertionError, "y: a trace node must be one number"),
+        ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "0", "1"), ("y", "`1 / x`", "0", "0"))), AssertionError, "y: the value shown is 0, but forward mode gives inf"),
+        ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "0", "1"), ("y", "`torch.log(x) * 0`", "0", "0"))), AssertionError, "y: the value shown is 0, but forward mode gives nan"),
+        ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "nan", "1"))), AssertionError, "x: the value cell 'nan' is not a plain decimal number"),
+        # func_transforms
+        ("func_transforms", "per_sample_grads_loop", "type", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3().parameters(), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), TypeError, "model must be a torch.nn.Module, got generator"),
+        ("func_transforms", "per_sample_grads_loop", "type", lambda: call("func_transforms", "per_sample_grads_loop")(nn.Tanh(), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), ValueError, "model has no parameters"),
+        ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(5, 3), torch.zeros(5)), ValueError, r"y must be an int64 tensor of shape \(5,\), one class per row of x; got torch.float32 \(5,\)"),
+        ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(0, 3), torch.zeros(0, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got \(0, 3\)"),
+        ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(5, 4), torch.zeros(5, dtype=torch.long)), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
+        ("func_transforms", "per_sample_grads_vmap", "type", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), [[1.0, 2.0, 3.0]], torch.zeros(1, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got list"),
+        ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"got \(3,\)"),
+        ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(5, 3, dtype=torch.float64), torch.zeros(5, dtype=torch.long)), RuntimeError, "expected m1 and m2 to have the same dtype, but got: double != float"),
+        ("func_transforms", "measure", "type", lambda: call("func_transforms", "measure")(n="64"), ValueError, "n must be a positive int, got '64'"),
+        ("func_transforms", "measure", "type", lambda: call("func_transforms", "measure")(seed="0"), TypeError, "seed must be an int, got '0'"),
+        ("func_transforms", "measure", "shape", lambda: call("func_transforms", "measure")(classes=0), ValueError, "classes must be a positive int, got 0"),
+        ("func_transforms", "measure", "nonfinite", lambda: call("func_transforms", "measure")(d_in=NAN), ValueError, "d_in must be a positive int, got nan"),
+        ("func_transforms", "main", "type", lambda: call("func_transforms", "main")(["--n", "many"]), SystemExit, "2"),
+        ("func_transforms", "main", "shape", lambda: call("func_transforms", "main")(["--repeats", "3"]), SystemExit, "2"),
+        # function_api
+        ("function_api", "Cube", "type", lambda: fa.Cube.apply([1.0]), TypeError, r"unsupported operand type\(s\) for \*\* or pow\(\): 'list' and 'int'"),
+        ("function_api", "ScaleInPlace", "type", lambda: fa.ScaleInPlace.apply([1.0], 2.0), TypeError, "x must be a tensor, got list"),
+        ("function_api", "ScaleInPlace", "type", lambda: fa.ScaleInPlace.apply(f64(1.0), f64(2.0)), TypeError, r"k must be a Python number, got Tensor; pass k.item\(\) for a 0-d tensor"),
+        ("function_api", "ScaleInPlace", "shape", lambda: fa.ScaleInPlace.apply(leaf(1.0), 2.0), RuntimeError, "a leaf Variable that requires grad has been used in an in-place operation"),
+        ("function_api", "ScaleInPlace", "shape", lambda: fa.ScaleInPlace.apply(torch.tensor([1]), 2.5), RuntimeError, "result type Float can't be cast to the desired output type Long"),
+        ("function_api", "SortWithIndices", "type", lambda: fa.SortWithIndices.apply([3.0, 1.0]), TypeError, "x must be a tensor, got list"),
+        ("function_api", "SquareAndCube", "type", lambda: fa.SquareAndCube.apply([1.0]), TypeError, r"unsupported operand type\(s\) for \*\* or pow\(\): 'list' and 'int'"),
+        ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube, (f64(1.0),)), TypeError, r"fn must be a Function's apply, e.g. Cube.apply, not the class"),
+        ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube.apply, f64(1.0, 2.0)), TypeError, r"inputs must be a tuple of fn's arguments, e.g. \(x,\), got Tensor"),
+        ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube.apply, (f64(1.0),), prepare=3), TypeError, "prepare must be a function of a tensor or None, got int"),
+        ("function_api", "compatibility", "shape", lambda: fa.compatibility(fa.Cube.apply, (torch.ones(2),)), TypeError, r"inputs\[0\] must be a float64 tensor"),
+        ("function_api", "compatibility", "shape", lambda: fa.compatibility(fa.Cube.apply, (f64(),)), ValueError, r"inputs\[0\] must be non-empty and finite"),
+        ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(NAN, 2.0),)), ValueError, r"inputs\[0\] must be non-empty and finite: NaN or inf fails every check"),
+        ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(1.0, math.inf),)), ValueError, r"inputs\[0\] must be non-empty and finite"),
         # fork_engine
         ("fork_engine", "Value", "type", lambda: call("fork_engine", "Value")("1"), TypeError, "Value holds an int or float, got str"),
         ("fork_engine", "Value", "shape", lambda: call("fork_engine", "Value")([1.0]), TypeError, "Value holds an int or float, got list"),
         # grad_check
         ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, "expected an nn.Module, got generator: pass the model, not its parameters"),
         ("grad_check", "report_dead_grads", "shape", lambda: call("grad_check", "report_dead_grads")(nn.ReLU()), ValueError, "the model has no parameters"),
+        # gradient_health
+        ("gradient_health", "GradientFlow", "type", lambda: call("gradient_health", "GradientFlow")(linear().parameters()), TypeError, "model must be an nn.Module, got generator"),
+        ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(nn.ReLU()), ValueError, "model has no nn.Linear layer to inspect"),
+        ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(frozen()), ValueError, "a Linear weight does not require grad: unfreeze it"),
+        ("gradient_health", "deep_mlp", "type", lambda: call("gradient_health", "deep_mlp")(depth="8"), ValueError, "depth and width must be ints >= 1, got '8' and 32"),
+        ("gradient_health", "deep_mlp", "type", lambda: call("gradient_health", "deep_mlp")(depth=2, activation=nn.ReLU()), TypeError, r"activation must be a module class such as nn.ReLU \(not nn.ReLU\(\)\), got ReLU\(\)"),
+        ("gradient_health", "deep_mlp", "shape", lambda: call("gradient_health", "deep_mlp")(depth=0), ValueError, "depth and width must be ints >= 1, got 0 and 32"),
+        ("gradient_health", "deep_mlp", "nonfinite", lambda: call("gradient_health", "deep_mlp")(depth=2, init_gain=NAN), ValueError, "init_gain must be None or a positive finite number, got nan"),
+        ("gradient_health", "deep_mlp", "nonfinite", lambda: call("gradient_health", "deep_mlp")(width=math.inf), ValueError, "depth and width must be ints >= 1, got 8 and inf"),
+        ("gradient_health", "inspect", "type", lambda: call("gradient_health", "inspect")(linear().parameters(), torch.ones(1, 2)), TypeError, r"inspect\(model, x\) takes an nn.Module and an input tensor \(N, width\), got generator and Tensor"),
+        ("gradient_health", "inspect", "type", lambda: call("gradient_health", "inspect")(linear(), [[1.0, 2.0]]), TypeError, "got Linear and list"),
+        ("gradient_health", "inspect", "shape", lambda: call("gradient_health", "inspect")(linear(), torch.ones(1, 3)), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
+        ("gradient_health", "table", "type", lambda: call("gradient_health", "table")([1.0]), TypeError, r"norms must be the dict GradientFlow records \(flow.norms\), got list"),
+        ("gradient_health", "table", "type", lambda: call("gradient_health", "table")({"0": 1.0}), ValueError, "layer '0' recorded no gradient"),
+        ("gradient_health", "table", "shape", lambda: call("gradient_health", "table")({}), ValueError, "no norms recorded"),
+        ("gradient_health", "xychart", "type", lambda: call("gradient_health", "xychart")([1.0], "t"), ValueError, r"norms must be the non-empty dict GradientFlow records"),
+        ("gradient_health", "xychart", "type", lambda: call("gradient_health", "xychart")({"0": {"out": 1.0, "weight": 1.0}}, None), ValueError, "title must be one line of text without double quotes, got None"),
+        ("gradient_health", "xychart", "shape", lambda: call("gradient_health", "xychart")({"0": {"out": 1.0, "weight": 1.0}}, "t", key="bias"), ValueError, "key must be 'out' or 'weight', got 'bias'"),
+        ("gradient_health", "xychart", "shape", lambda: call("gradient_health", "xychart")({}, "t"), ValueError, "norms must be the non-empty dict"),
+        ("gradient_health", "xychart", "nonfinite", lambda: call("gradient_health", "xychart")({"0": {"out": NAN, "weight": 1.0}}, "t"), ValueError, "layer '0': norm nan has no finite log10; use table"),
+        ("gradient_health", "xychart", "nonfinite", lambda: call("gradient_health", "xychart")({"0": {"out": 1.0, "weight": math.inf}}, "t", key="weight"), ValueError, "norm inf has no finite log10"),
         # guards
         ("guards", "assert_no_graph", "type", lambda: call("guards", "assert_no_graph")(iter([graph_loss()]), "losses"), TypeError, r"losses is an iterator: pass list\(losses\)"),
         ("guards", "assert_no_graph", "shape", lambda: call("guards", "assert_no_graph")({"train": [1.0, graph_loss()]}, "logs"), AssertionError, r"logs\['train'\]\[1\] requires grad \(grad_fn=SumBackward0\)"),
@@ -265,11 +366,32 @@ def _cases():
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(1.0, w=leaf(1.0)), ValueError, "loss must be a scalar tensor, got float"),
         ("hand_trace", "gradients", "shape", lambda: call("hand_trace", "gradients")(leaf(1.0, 2.0) * 2, w=leaf(1.0)), ValueError, r"loss must be a scalar tensor, got \(2,\)"),
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), w=2.0), TypeError, "w must be a tensor of loss's graph, got float"),
+        # hvp
+        ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")("f", f64(1.0), f64(1.0)), TypeError, "f must be a function of one tensor returning a scalar, got str"),
+        ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), [1.0], f64(1.0)), TypeError, r"x must be a floating-point tensor, e.g. torch.tensor\(\[1.0, 2.0\]\)"),
+        ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: 1.0, f64(1.0), f64(1.0)), ValueError, "f must return a scalar tensor, got float"),
+        ("hvp", "hvp_double_backward", "shape", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), f64(1.0, 2.0), f64(1.0)), ValueError, r"v must be a tensor of x's shape \(2,\), got \(1,\)"),
+        ("hvp", "hvp_double_backward", "shape", lambda: call("hvp", "hvp_double_backward")(lambda t: t ** 3, f64(1.0, 2.0), f64(1.0, 1.0)), ValueError, r"f must return a scalar tensor, got \(2,\): reduce it, e.g. .sum\(\)"),
+        ("hvp", "hvp_three_ways", "type", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), torch.tensor([1, 2]), torch.tensor([1, 1])), TypeError, "x must be a floating-point tensor"),
+        ("hvp", "hvp_three_ways", "shape", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), f64(1.0, 2.0), [1.0, 1.0]), ValueError, r"v must be a tensor of x's shape \(2,\), got list"),
+        ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")(linear(), [[1.0, 2.0]], torch.ones(1, 2)), TypeError, r"real must be a floating-point tensor \(N, D\), got list"),
+        ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")("critic", torch.ones(1, 2), torch.ones(1, 2)), TypeError, r"critic must be a model \(N, D\) -> \(N, 1\), got str"),
+        ("hvp", "gradient_penalty", "shape", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2), torch.ones(2, 2)), ValueError, r"real and fake must both be \(N, D\), got \(4, 2\) and \(2, 2\)"),
+        ("hvp", "gradient_penalty", "shape", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2, dtype=torch.long), torch.ones(4, 2)), TypeError, "real must be a floating-point tensor .* got torch.int64"),
+        ("hvp", "gradient_penalty", "nonfinite", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2), torch.full((4, 2), NAN)), ValueError, "fake holds NaN or inf: pass finite samples"),
         # jacobian_cost
         ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, [1.0]), ValueError, "x must be a 1-D floating-point tensor"),
         ("jacobian_cost", "jacobian_by_vjps", "shape", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, torch.ones(2, 2)), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got torch.float32 tensor of shape \(2, 2\)"),
         ("jacobian_cost", "jacobian_by_jvps", "type", lambda: call("jacobian_cost", "jacobian_by_jvps")("sin", torch.ones(2)), TypeError, "f must be a function of one tensor, got str"),
         ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.arange(3)), ValueError, "got torch.int64 tensor of shape"),
+        # optim_in_backward
+        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd(linear().parameters())), TypeError, r"make_optimizer must be a function of a parameter list, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); got SGD"),
+        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, "model must be an nn.Module, got generator"),
+        ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(frozen(), sgd), ValueError, "model has no parameter that requires grad"),
+        ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: None), TypeError, "make_optimizer must return a torch.optim.Optimizer, got NoneType"),
+        ("optim_in_backward", "step_in_backward", "nonfinite", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(ps, lr=NAN)), ValueError, "the optimizer's lr is nan: every step would make the parameters NaN"),
+        ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, "model must be an nn.Module, got generator"),
+        ("optim_in_backward", "GradBytes", "shape", lambda: call("optim_in_backward", "GradBytes")(frozen()), ValueError, "model has no parameter that requires grad"),
         # precision
         ("precision", "tolerance", "type", lambda: call("precision", "tolerance")(torch.float16, "8"), ValueError, "n is the length of the op's longest reduction, a positive int; got '8'"),
         ("precision", "tolerance", "shape", lambda: call("precision", "tolerance")(torch.float64, 8), ValueError, "dtype must be one of"),
@@ -451,6 +573,20 @@ def _exempt():
         "type shape nonfinite", GENERATOR)
     add("exercises.notebooks", "section build text main", "nonfinite", GENERATOR)
     add("exercises.notebooks", "build text", "shape", GENERATOR)
+    add("exercises.notebooks", "verified_torch", "shape nonfinite", NO_ARGS + " (reads mkdocs.yml)")
+    add("forward_trace", "parse_traces", "nonfinite", "returns the cells as text; check_trace rejects a 'nan' or 'inf' cell")
+    add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap", "nonfinite",
+        FAITHFUL + " (an example with NaN gets NaN gradients, as backward gives)")
+    add("func_transforms", "main", "nonfinite", NO_TENSOR + " (--n is an int; measure() rejects n < 1)")
+    add("function_api", "Cube SquareAndCube", "shape", "elementwise: any shape, as x ** 3 and x ** 2")
+    add("function_api", "SortWithIndices", "shape", "sorts along the last dim of any shape, as x.sort(dim=-1) does")
+    add("function_api", "Cube SquareAndCube ScaleInPlace", "nonfinite", FAITHFUL)
+    add("function_api", "SortWithIndices", "nonfinite", FAITHFUL + " (NaN sorts last, as x.sort does)")
+    add("gradient_health", "GradientFlow inspect", "nonfinite",
+        "records the norms as they are, NaN included: table() flags them (test_table_flags_a_nonfinite_norm)")
+    add("gradient_health", "table", "nonfinite", "flags a NaN/inf norm with '<- not finite' (test_table_flags_a_nonfinite_norm)")
+    add("hvp", "hvp_double_backward hvp_three_ways", "nonfinite", FAITHFUL)
+    add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
     add("fork_engine", "Value", "nonfinite", FAITHFUL)
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
@@ -702,3 +838,29 @@ def test_exercise_options_change_what_runs(capsys):
     seed_1 = capsys.readouterr().out
     gradient_check.main([])
     assert seed_1 != capsys.readouterr().out
+
+
+def test_table_flags_a_nonfinite_norm():
+    from snippets.gradient_health import table
+
+    ok = table({"0": {"out": 0.5, "weight": 2.0}})
+    assert "not finite" not in ok
+    for bad in (NAN, math.inf):
+        lines = table({"0": {"out": 0.5, "weight": 2.0}, "2": {"out": bad, "weight": 1.0}}).splitlines()
+        assert lines[1].endswith("2") and lines[2].endswith("<- not finite"), lines
+
+
+def test_compatibility_reports_a_nan_backward_as_a_failure():
+    from snippets.function_api import Cube, compatibility
+
+    class NanBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * NAN
+
+    assert compatibility(Cube.apply, (f64(1.0, 2.0),))["backward"] == "yes"
+    assert compatibility(NanBackward.apply, (f64(1.0, 2.0),))["backward"].startswith("no")
