@@ -95,11 +95,7 @@ def hand_trace():
             "| `L`  | `u**2`      | ? | ? |\n\n"
             "Backward: `dL/du = 2u`; then each input of `u` gets `2u` times its local derivative "
             "(`du/dw1`, `du/dw2`, `du/dx`).\n\n"
-            "**Corrected from the source.** The source poses this exercise at `x = 1` only. There "
-            "`x` and `x**2` are both 1, so a trace that swaps them (`du/dw1 = x**2`, "
-            "`du/dw2 = x`) gives the right numbers, 10 and 10, and \"matches PyTorch\". The check "
-            "below also runs at `x = 2`, where the right answers are 64 and 128 and the swapped "
-            "trace gives 128 and 64."),
+            "The source poses this exercise at `x = 1` only; the check below also runs at `x = 2`."),
         new_markdown_cell("## Starter\n\nA first attempt, written as Python floats (no autograd). "
                           "Find what is wrong in it."),
         new_code_cell(section("hand_trace", "starter")),
@@ -119,7 +115,10 @@ def hand_trace():
         new_markdown_cell("## Reference solution\n\n" + details(
             "Reference solution (open after you have tried)",
             "The starter swapped the local derivatives of `w1` and `w2`: `du/dw1 = x` and "
-            "`du/dw2 = x**2`.\n\n" + code_md(section("hand_trace", "solution")) +
+            "`du/dw2 = x**2`.\n\n**Corrected from the source.** At `x = 1`, `x` and `x**2` are "
+            "both 1, so the swapped trace gives the right numbers, 10 and 10, and \"matches "
+            "PyTorch\". At `x = 2` the right answers are 64 and 128, and the swapped trace gives "
+            "128 and 64.\n\n" + code_md(section("hand_trace", "solution")) +
             "\n\nAt `x = 1`: `u = 5`, `L = 25`, `dL/du = 10`, so `dL/dw1 = 10`, `dL/dw2 = 10`, "
             "`dL/dx = 10 * (2 + 6) = 80`. At `x = 2`: `u = 16`, `L = 256`, `dL/du = 32`, so "
             "`dL/dw1 = 64`, `dL/dw2 = 128`, `dL/dx = 32 * (2 + 12) = 448`.")),
@@ -210,9 +209,8 @@ def broken_graph():
             "**Goal.** Each starter below trains a small MLP for 10 steps. It runs, raises "
             "nothing, and its loss never decreases. Find the line that breaks the gradient path "
             "in each, fix it, and show the loss before and after for 10 steps.\n\n"
-            "The bugs are from the list in [What is tracked](" + SITE + "part1/tracking/): "
-            "`.detach()` or `.item()` in the loss path, the wrong module frozen, and an optimizer "
-            "holding the wrong parameters.\n\n" + HOW),
+            "Each bug is one of the ways, listed in [What is tracked](" + SITE + "part1/tracking/), "
+            "to cut the gradient path or to leave parameters out of the update.\n\n" + HOW),
         new_code_cell(SETUP),
         new_markdown_cell(
             "## Starters\n\n"
@@ -289,15 +287,10 @@ def accumulation():
             "The graph is the one of [Hand trace](" + SITE + "part1/hand-trace/): "
             "`L = (w*x + b)**2` at `x = 2, w = 3, b = 1`, where `dL/dw = 28`. "
             "[Forks](" + SITE + "part1/forks/) shows why a fork and a second backward call add "
-            "up through the same `+=`.\n\n"
-            "**Corrected from the source.** Read literally (one forward pass, then "
-            "`backward()` twice), the exercise raises `RuntimeError: Trying to backward through "
-            "the graph a second time`: the first call frees what the graph saved. It needs two "
-            "forward passes, or `retain_graph=True` on the first call. Either way `w.grad` "
-            "becomes 28 + 28 = 56.\n\n" + HOW),
+            "up through the same `+=`.\n\n" + HOW),
         new_code_cell(SETUP),
-        new_markdown_cell("## Starter\n\nPart A reads the source literally; part B accumulates "
-                          "micro-batch gradients without scaling."),
+        new_markdown_cell("## Starter\n\nPart A reads the source's instructions literally; part B "
+                          "accumulates gradients over micro-batches."),
         new_code_cell("import torch.nn.functional as F\n"
                       "from snippets.exercises.accumulation import hand_trace_leaves, make_batch\n\n"
                       + section("accumulation", "starter")),
@@ -330,6 +323,11 @@ def accumulation():
             "print(w.grad)  # None: zero_grad() sets .grad to None by default since PyTorch 2.0"),
         new_markdown_cell("## Reference solution\n\n" + details(
             "Reference solution (open after you have tried)",
+            "**Corrected from the source.** Read literally (one forward pass, then `backward()` "
+            "twice), the exercise raises `RuntimeError: Trying to backward through the graph a "
+            "second time`: the first call frees what the graph saved. It needs two forward "
+            "passes, or `retain_graph=True` on the first call. Either way `w.grad` becomes "
+            "28 + 28 = 56.\n\n"
             "Part A: run the forward pass again for each backward, or keep the graph with "
             "`retain_graph=True`. Part B: divide each micro-batch's mean loss by `k`; the sum of "
             "`k` means of `N/k` examples, each divided by `k`, is the mean over all `N`.\n\n"
