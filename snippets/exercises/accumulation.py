@@ -33,18 +33,18 @@ def make_batch(N=8, D=3, seed=0):
 
 # --8<-- [start:starter]
 def starter_two_passes():
-    """The source's words read literally: one forward, two backward calls."""
+    """The source's words read literally: run backward twice and read w.grad after each."""
     x, w, b = hand_trace_leaves()
     L = (w * x + b) ** 2
     grads = []
     for _ in range(2):
-        L.backward()                 # the second call raises: the graph was freed
+        L.backward()
         grads.append(w.grad.item())
     return grads
 
 
 def starter_micro_batches(k=4, seed=0):
-    """Accumulate over k micro-batches, each with its own mean loss, unscaled."""
+    """Accumulate over k micro-batches; return the accumulated and the full-batch gradients."""
     model, X, y = make_batch(seed=seed)                # X (N, D), y (N, 1)
     model.zero_grad()
     for Xm, ym in zip(X.chunk(k), y.chunk(k)):        # k pieces of (N/k, D), (N/k, 1)

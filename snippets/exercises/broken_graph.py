@@ -50,15 +50,15 @@ def full_batch_loss(model, X, y):
 
 # --8<-- [start:starter]
 def starter(steps=10, seed=0):
-    """Bug 1: the loss goes through .detach(); requires_grad_() silences the error it gave."""
+    """Trains for 10 steps; backward() runs without an error, and the loss does not move."""
     X, y = make_data(seed)
     model = make_model(seed)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     losses = []
     for step in range(steps):
         opt.zero_grad()
-        pred = model(X).detach()                        # (N, 1), cut from the model
-        loss = F.mse_loss(pred, y).requires_grad_()     # a new leaf: backward() runs
+        pred = model(X).detach()                        # (N, 1)
+        loss = F.mse_loss(pred, y).requires_grad_()     # () scalar
         loss.backward()
         opt.step()
         losses.append(loss.item())
@@ -66,10 +66,10 @@ def starter(steps=10, seed=0):
 
 
 def starter_frozen(steps=10, seed=0):
-    """Bug 2: fine-tune the head only, but the head is the module frozen."""
+    """Fine-tunes the head only; the loss does not move."""
     X, y = make_data(seed)
     model = make_model(seed)
-    model.head.requires_grad_(False)                    # meant: model.backbone
+    model.head.requires_grad_(False)                    # freeze what is not fine-tuned
     opt = torch.optim.SGD(model.head.parameters(), lr=LR)
     losses = []
     for step in range(steps):
@@ -82,7 +82,7 @@ def starter_frozen(steps=10, seed=0):
 
 
 def starter_optimizer(steps=10, seed=0):
-    """Bug 3: the optimizer holds the parameters of another model instance."""
+    """Builds the model again after reading a config; the loss does not move."""
     X, y = make_data(seed)
     model = make_model(seed)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
@@ -98,15 +98,15 @@ def starter_optimizer(steps=10, seed=0):
 
 
 def starter_item(steps=10, seed=0):
-    """Bug 4: the loss is rebuilt from .item(), a Python float."""
+    """Keeps the loss value for logging; the loss does not move."""
     X, y = make_data(seed)
     model = make_model(seed)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     losses = []
     for step in range(steps):
         opt.zero_grad()
-        value = F.mse_loss(model(X), y).item()          # a float: the graph ends here
-        loss = torch.tensor(value, requires_grad=True)  # a new leaf, unrelated to model
+        value = F.mse_loss(model(X), y).item()          # for the log
+        loss = torch.tensor(value, requires_grad=True)  # () scalar
         loss.backward()
         opt.step()
         losses.append(loss.item())

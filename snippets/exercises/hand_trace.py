@@ -2,13 +2,11 @@
 
 A trace is a function ``trace(x, w1, w2) -> dict`` of Python floats, with keys ``"L"``,
 ``"dL/dw1"``, ``"dL/dw2"`` and ``"dL/dx"``, computed by hand (the chain rule written out,
-no autograd). With u = w1*x + w2*x**2 and L = u**2:
+no autograd), with u = w1*x + w2*x**2 and L = u**2.
 
-    dL/du  = 2u
-    dL/dw1 = 2u * x        dL/dw2 = 2u * x**2        dL/dx = 2u * (w1 + 2*w2*x)
-
-The check compares at x = 1 (the source's point) and at x = 2: at x = 1, x and x**2 are
-equal, so a trace that swaps them still matches torch there.
+The check compares at x = 1 (the source's point) and at x = 2, so that one point where
+two intermediate values coincide cannot hide a wrong trace. The derivation is in
+``solution`` and in the model report.
 """
 
 # --8<-- [start:module]

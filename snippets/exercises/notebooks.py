@@ -22,12 +22,15 @@ book's site. Code cells after it import what they use from ``snippets``.
 """
 
 import argparse
+import functools
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from snippets.workshop import TASKS
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -126,11 +129,7 @@ def hand_trace():
             "| `L`  | `u**2`      | ? | ? |\n\n"
             "Backward: `dL/du = 2u`; then each input of `u` gets `2u` times its local derivative "
             "(`du/dw1`, `du/dw2`, `du/dx`).\n\n"
-            "**Corrected from the source.** The source poses this exercise at `x = 1` only. There "
-            "`x` and `x**2` are both 1, so a trace that swaps them (`du/dw1 = x**2`, "
-            "`du/dw2 = x`) gives the right numbers, 10 and 10, and \"matches PyTorch\". The check "
-            "below also runs at `x = 2`, where the right answers are 64 and 128 and the swapped "
-            "trace gives 128 and 64."),
+            "The source poses this exercise at `x = 1` only; the check below also runs at `x = 2`."),
         new_markdown_cell("## Starter\n\nA first attempt, written as Python floats (no autograd). "
                           "Find what is wrong in it."),
         new_code_cell(section("hand_trace", "starter")),
@@ -151,7 +150,10 @@ def hand_trace():
         new_markdown_cell("## Reference solution\n\n" + details(
             "Reference solution (open after you have tried)",
             "The starter swapped the local derivatives of `w1` and `w2`: `du/dw1 = x` and "
-            "`du/dw2 = x**2`.\n\n" + code_md(section("hand_trace", "solution")) +
+            "`du/dw2 = x**2`.\n\n**Corrected from the source.** At `x = 1`, `x` and `x**2` are "
+            "both 1, so the swapped trace gives the right numbers, 10 and 10, and \"matches "
+            "PyTorch\". At `x = 2` the right answers are 64 and 128, and the swapped trace gives "
+            "128 and 64.\n\n" + code_md(section("hand_trace", "solution")) +
             "\n\nAt `x = 1`: `u = 5`, `L = 25`, `dL/du = 10`, so `dL/dw1 = 10`, `dL/dw2 = 10`, "
             "`dL/dx = 10 * (2 + 6) = 80`. At `x = 2`: `u = 16`, `L = 256`, `dL/du = 32`, so "
             "`dL/dw1 = 64`, `dL/dw2 = 128`, `dL/dx = 32 * (2 + 12) = 448`.")),
@@ -242,9 +244,8 @@ def broken_graph():
             "**Goal.** Each starter below trains a small MLP for 10 steps. It runs, raises "
             "nothing, and its loss never decreases. Find the line that breaks the gradient path "
             "in each, fix it, and show the loss before and after for 10 steps.\n\n"
-            "The bugs are from the list in [What is tracked](" + SITE + "part1/tracking/): "
-            "`.detach()` or `.item()` in the loss path, the wrong module frozen, and an optimizer "
-            "holding the wrong parameters.\n\n" + HOW),
+            "Each bug is one of the ways, listed in [What is tracked](" + SITE + "part1/tracking/), "
+            "to cut the gradient path or to leave parameters out of the update.\n\n" + HOW),
         new_markdown_cell(
             "## Starters\n\n"
             "`X (64, 4)`, `y (64, 1)`; the model is `backbone Linear(4, 8) -> Tanh -> head "
@@ -321,14 +322,9 @@ def accumulation():
             "The graph is the one of [Hand trace](" + SITE + "part1/hand-trace/): "
             "`L = (w*x + b)**2` at `x = 2, w = 3, b = 1`, where `dL/dw = 28`. "
             "[Forks](" + SITE + "part1/forks/) shows why a fork and a second backward call add "
-            "up through the same `+=`.\n\n"
-            "**Corrected from the source.** Read literally (one forward pass, then "
-            "`backward()` twice), the exercise raises `RuntimeError: Trying to backward through "
-            "the graph a second time`: the first call frees what the graph saved. It needs two "
-            "forward passes, or `retain_graph=True` on the first call. Either way `w.grad` "
-            "becomes 28 + 28 = 56.\n\n" + HOW),
-        new_markdown_cell("## Starter\n\nPart A reads the source literally; part B accumulates "
-                          "micro-batch gradients without scaling."),
+            "up through the same `+=`.\n\n" + HOW),
+        new_markdown_cell("## Starter\n\nPart A reads the source's instructions literally; part B "
+                          "accumulates gradients over micro-batches."),
         new_code_cell("import torch.nn.functional as F\n"
                       "from snippets.exercises.accumulation import hand_trace_leaves, make_batch\n\n"
                       + section("accumulation", "starter")),
@@ -362,6 +358,11 @@ def accumulation():
             "print(w.grad)  # None: zero_grad() sets .grad to None by default since PyTorch 2.0"),
         new_markdown_cell("## Reference solution\n\n" + details(
             "Reference solution (open after you have tried)",
+            "**Corrected from the source.** Read literally (one forward pass, then `backward()` "
+            "twice), the exercise raises `RuntimeError: Trying to backward through the graph a "
+            "second time`: the first call frees what the graph saved. It needs two forward "
+            "passes, or `retain_graph=True` on the first call. Either way `w.grad` becomes "
+            "28 + 28 = 56.\n\n"
             "Part A: run the forward pass again for each backward, or keep the graph with "
             "`retain_graph=True`. Part B: divide each micro-batch's mean loss by `k`; the sum of "
             "`k` means of `N/k` examples, each divided by `k`, is the mean over all `N`.\n\n"
@@ -391,8 +392,16 @@ def accumulation():
     ]
 
 
+def workshop(task):
+    """The notebook of a workshop task (snippets/workshop/notebooks.py holds its cells)."""
+    from snippets.workshop.notebooks import cells
+
+    return cells(task)
+
+
 BUILDERS = {"01-hand-trace": hand_trace, "02-gradient-check": gradient_check,
             "03-broken-graph": broken_graph, "04-accumulation": accumulation}
+BUILDERS.update({f"w-{task.replace('_', '-')}": functools.partial(workshop, task) for task in TASKS})
 
 
 def build(name):

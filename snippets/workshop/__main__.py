@@ -1,0 +1,55 @@
+"""python -m snippets.workshop list | check TASK [FILE] [--starter]
+
+Exit status: 0 when every check passes, 1 when one fails, 2 on bad usage (an unknown task,
+a FILE that does not exist or does not define ``backward``).
+"""
+
+import argparse
+import sys
+
+from snippets.workshop.check import check, get_task, load, starter_path, tasks
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="python -m snippets.workshop",
+                                description="Derive the backward: check your backward of a layer against torch.")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list the tasks")
+    c = sub.add_parser("check", help="check a backward: the reference's, the starter's, or the one in FILE")
+    c.add_argument("task", metavar="TASK", help="a task name, as `list` prints it")
+    c.add_argument("file", metavar="FILE", nargs="?",
+                   help="a Python file defining backward(...) (and optionally forward(...))")
+    c.add_argument("--starter", action="store_true", help="check the task's starter instead")
+    return p
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "list":
+        for name, mod in tasks().items():
+            print(f"{name:11} {mod.TITLE}")
+            print(f"{'':11} {mod.SIGNATURE_BACKWARD}")
+        return 0
+    try:
+        mod = get_task(args.task)
+    except KeyError as exc:
+        p.error(exc.args[0])
+    if args.starter and args.file:
+        p.error("pass FILE or --starter, not both")
+    path = starter_path(args.task) if args.starter else args.file
+    if path is None:
+        backward, forward, who = mod.backward, None, "the reference solution"
+    else:
+        try:
+            backward, forward = load(path, mod)
+        except (FileNotFoundError, ImportError, AttributeError) as exc:
+            p.error(str(exc))
+        who = "the starter" if args.starter else str(path)
+    report = check(mod, backward, forward, who)
+    print(report)
+    return 0 if report.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

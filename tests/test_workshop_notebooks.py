@@ -1,0 +1,54 @@
+"""The workshop's notebooks: committed as snippets/exercises/notebooks.py builds them, without
+outputs, and each runs top to bottom in a fresh kernel, ending with the checker's verdict on
+the starter (FAIL) or, with the reference backward put in the reader's cell, PASS."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from snippets.exercises import notebooks as generator
+from snippets.exercises.notebooks import NOTEBOOKS
+from snippets.workshop import TASKS
+from snippets.workshop import notebooks
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_committed_notebook_is_the_generated_one_without_outputs(task):
+    path = NOTEBOOKS / f"{notebooks.name(task)}.ipynb"
+    assert path.read_text(encoding="utf-8") == generator.text(notebooks.name(task)), (
+        f"{path} is not what the generator builds: run .venv/bin/python -m snippets.exercises.notebooks")
+    nb = nbformat.read(path, as_version=4)
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    assert nb.cells[-1].source.endswith(f"print(check({task!r}, backward, forward))")
+
+
+def test_section_names_a_missing_section():
+    with pytest.raises(ValueError, match="has no section 'nope'"):
+        notebooks.section("layernorm", "nope")
+    with pytest.raises(ValueError, match="unknown notebook"):
+        generator.build("w-nope")
+
+
+def _last_output(task, solved):
+    nb = generator.build(notebooks.name(task))
+    if solved:  # the reader's cell replaced by the reference backward: the check must pass
+        assert nb.cells[5].source == notebooks.starter_path(task).read_text(encoding="utf-8").strip("\n")
+        nb.cells[5].source = "import torch\nimport torch.nn.functional as F\n" + notebooks.section(task, "backward")
+    NotebookClient(nb, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    return "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+
+
+def test_notebooks_end_with_the_checkers_verdict(monkeypatch):
+    # the kernels import this checkout's snippets package, whatever copy is installed
+    monkeypatch.setenv("PYTHONPATH", str(NOTEBOOKS.parent.parent))
+    jobs = [(task, False) for task in TASKS] + [("layernorm", True), ("embedding", True)]
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda job: _last_output(*job), jobs))
+    for (task, solved), out in zip(jobs, outs):
+        if solved:
+            assert out.endswith("all checks passed\n"), (task, out)
+        else:
+            assert "FAIL  backward" in out and out.endswith("a check failed\n"), (task, out)
