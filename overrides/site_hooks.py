@@ -91,6 +91,21 @@ def repair_toc_links(output: str) -> str:
     return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{moved.get(m.group(1), m.group(1))}"', output)
 
 
+def on_page_context(context, page, config, nav):
+    """A notebook page has no Markdown list to describe it: its first paragraph (the exercise's
+    goal) does."""
+    if "description" in page.meta or not page.file.src_uri.endswith(".ipynb") or not page.content:
+        return context
+    for para in re.findall(r"<p>(.*?)</p>", page.content, re.S):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", para)).split())
+        if len(text) > 40:
+            if len(text) > MAX_DESCRIPTION:
+                text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0].rstrip(",;:") + "\u2026"
+            page.meta["description"] = text
+            break
+    return context
+
+
 def on_post_page(output, page, config):
     output = MERMAID_SCRIPT.sub("", output)
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)

@@ -316,8 +316,10 @@ def diagram_problems(page, min_px: float = MIN_LABEL_PX) -> list[str]:
 def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
     """The pages Material's search lists for ``query`` typed in the search box (paths relative
     to the site's root, in order; every batch of results is scrolled in)."""
-    page.locator("label[for='__search']").first.click()
     box = page.locator("input[data-md-component='search-query']")
+    if not box.is_visible():  # on a phone the box opens from a button in the header
+        page.locator("label.md-header__button[for='__search']").click()
+    box.click()
     box.fill("")
     box.press_sequentially(query, delay=20)
     meta = page.locator(".md-search-result__meta")
@@ -340,7 +342,8 @@ def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
     hrefs = page.eval_on_selector_all(".md-search-result__item > .md-search-result__link", "els => els.map(e => e.href)")
     seen = []
     for href in hrefs:
-        rel = href.split("#", 1)[0][len(base):] if href.startswith(base) else href
+        href = href.split("#", 1)[0].split("?", 1)[0]  # Material adds ?h=query (highlighting)
+        rel = href[len(base):] if href.startswith(base) else href
         if rel not in seen:
             seen.append(rel)
     page.keyboard.press("Escape")

@@ -4,7 +4,7 @@
 // (mermaid.initialize, then mermaid.render per diagram) and, when that global is missing,
 // fetches mermaid from a CDN. This file is loaded on every page (it is tiny), so the global is
 // always defined: a stand-in that
-// - waits until the diagram's block comes within about a screen of the viewport
+// - waits until the diagram's block comes within half a screen of the viewport
 //   (IntersectionObserver; all at once before printing), so a page's first load fetches no
 //   mermaid at all (the build removes the plugin's synchronous <script>, see
 //   overrides/site_hooks.py), and math, which does not wait for it, is typeset at once;
@@ -29,7 +29,7 @@
         entries.forEach(function (entry) {
           if (entry.isIntersecting) release(entry.target);
         });
-      }, { rootMargin: "100% 0px" })
+      }, { rootMargin: "50% 0px" })
     : null;
 
   function release(el) {
