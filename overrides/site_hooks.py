@@ -106,6 +106,11 @@ def on_page_context(context, page, config, nav):
     return context
 
 
+def on_post_template(output, template_name, config):
+    """The 404 page is a static template: its search dialog is named here."""
+    return output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
+
+
 def on_post_page(output, page, config):
     output = MERMAID_SCRIPT.sub("", output)
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)

@@ -87,10 +87,14 @@
     var box = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"/.exec(svg);
     if (!box) return svg;
     var width = parseFloat(box[1]);
-    // The labels take the font size set on the SVG's own id (mermaid's default: 16px).
+    // Flowchart and sequence labels take the font size set on the SVG's own id (16px).
     var id = /<svg[^>]*? id="([^"]+)"/.exec(svg);
     var own = id && new RegExp("#" + id[1] + "\\s*\\{[^}]*?font-size:\\s*([\\d.]+)px").exec(svg);
     var smallest = own ? parseFloat(own[1]) : 16;
+    // Charts (xychart) size their text with attributes instead.
+    (svg.match(/font-size="[\d.]+"/g) || []).forEach(function (a) {
+      smallest = Math.min(smallest, parseFloat(a.slice(11)));
+    });
     var min = Math.ceil(width * MIN_LABEL_PX / smallest);
     var max = Math.max(min, Math.ceil(width));
     return svg.replace(/(<svg[^>]*?) style="max-width: [\d.]+px;"/, '$1 style="max-width: ' + max + "px; min-width: " + min + 'px;"');
