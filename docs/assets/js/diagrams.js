@@ -1,23 +1,57 @@
-// Loads the vendored mermaid only on pages that draw a diagram, and never from a CDN.
+// Diagrams cost nothing until a reader comes near one, and stay readable on a phone.
 //
 // Material for MkDocs renders `pre.mermaid` blocks itself through the global `mermaid`
 // (mermaid.initialize, then mermaid.render per diagram) and, when that global is missing,
 // fetches mermaid from a CDN. This file is loaded on every page (it is tiny), so the global is
-// always defined: a stand-in whose first render() loads the vendored UMD build from this site,
-// then hands over to it. That also covers pages reached by instant navigation.
+// always defined: a stand-in that
+// - waits until the diagram's block comes within half a screen of the viewport
+//   (IntersectionObserver; all at once before printing), so a page's first load fetches no
+//   mermaid at all (the build removes the plugin's synchronous <script>, see
+//   overrides/site_hooks.py), and math, which does not wait for it, is typeset at once;
+// - then loads the vendored UMD build from this site (once) and asks it for the SVG;
+// - gives the SVG a minimum width at which its smallest label is at least 11 CSS px: on a
+//   narrow screen a wide diagram keeps that size inside a horizontally scrollable box, which is
+//   keyboard-focusable, named by the diagram's title, with a visible hint under it.
+// The stand-in stays the global after mermaid has loaded, so pages reached by instant
+// navigation go through it too.
 (function () {
   "use strict";
   if (typeof window.mermaid !== "undefined") return;
   var src = new URL("../vendor/mermaid/mermaid.min.js", document.currentScript.src).href;
+  var MIN_LABEL_PX = 11.5; // a little above the 11 px the tests require, for rounding
   var config = null;
+  var real = null;
   var loading = null;
+  var claimed = typeof WeakSet === "function" ? new WeakSet() : null;
+  var waiting = new Map();
+  var observer = "IntersectionObserver" in window
+    ? new IntersectionObserver(function (entries) {
+        entries.forEach(function (entry) {
+          if (entry.isIntersecting) release(entry.target);
+        });
+      }, { rootMargin: "50% 0px" })
+    : null;
+
+  function release(el) {
+    if (observer) observer.unobserve(el);
+    var go = waiting.get(el);
+    waiting.delete(el);
+    if (go) go();
+  }
+
+  function releaseAll() {
+    Array.from(waiting.keys()).forEach(release);
+  }
+  window.addEventListener("beforeprint", releaseAll);
+
   function load() {
     if (!loading) {
       loading = new Promise(function (resolve, reject) {
         var script = document.createElement("script");
         script.src = src;
         script.onload = function () {
-          var real = window.mermaid;
+          real = window.mermaid;
+          window.mermaid = standIn;
           if (config) real.initialize(config);
           resolve(real);
         };
@@ -27,10 +61,87 @@
     }
     return loading;
   }
-  window.mermaid = {
-    initialize: function (cfg) { config = cfg; },
+
+  // The block Material is rendering: it passes the block's text, not the block.
+  function blockOf(text) {
+    var blocks = document.querySelectorAll("pre.mermaid");
+    for (var i = 0; i < blocks.length; i++) {
+      if (blocks[i].textContent === text && !(claimed && claimed.has(blocks[i]))) {
+        if (claimed) claimed.add(blocks[i]);
+        return blocks[i];
+      }
+    }
+    return null;
+  }
+
+  function whenNear(el) {
+    if (!observer || !el) return Promise.resolve();
+    return new Promise(function (resolve) {
+      waiting.set(el, resolve);
+      observer.observe(el);
+    });
+  }
+
+  // Width below which the labels of the SVG would be under MIN_LABEL_PX.
+  function readable(svg) {
+    var box = /viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"/.exec(svg);
+    if (!box) return svg;
+    var width = parseFloat(box[1]);
+    // Flowchart and sequence labels take the font size set on the SVG's own id (16px).
+    var id = /<svg[^>]*? id="([^"]+)"/.exec(svg);
+    var own = id && new RegExp("#" + id[1] + "\\s*\\{[^}]*?font-size:\\s*([\\d.]+)px").exec(svg);
+    var smallest = own ? parseFloat(own[1]) : 16;
+    // Charts (xychart) size their text with attributes instead.
+    (svg.match(/font-size="[\d.]+"/g) || []).forEach(function (a) {
+      smallest = Math.min(smallest, parseFloat(a.slice(11)));
+    });
+    var min = Math.ceil(width * MIN_LABEL_PX / smallest);
+    var max = Math.max(min, Math.ceil(width));
+    return svg.replace(/(<svg[^>]*?) style="max-width: [\d.]+px;"/, '$1 style="max-width: ' + max + "px; min-width: " + min + 'px;"');
+  }
+
+  function decorate(host, title) {
+    if (!host || !host.classList || !host.classList.contains("mermaid") || host.hasAttribute("data-book-diagram")) return;
+    host.setAttribute("data-book-diagram", "ready");
+    host.setAttribute("role", "group");
+    host.setAttribute("aria-label", title ? "Diagram: " + title : "Diagram");
+    var hint = document.createElement("p");
+    hint.className = "book-scroll-hint";
+    hint.setAttribute("aria-hidden", "true");
+    hint.textContent = "\u2194 Wider than the screen: scroll the diagram sideways.";
+    host.insertAdjacentElement("afterend", hint);
+    fit(host);
+    if ("ResizeObserver" in window) new ResizeObserver(function () { fit(host); }).observe(host);
+  }
+
+  function fit(host) {
+    var hint = host.nextElementSibling;
+    var wide = host.scrollWidth > host.clientWidth + 1;
+    if (wide) host.setAttribute("tabindex", "0");
+    else host.removeAttribute("tabindex");
+    if (hint && hint.classList.contains("book-scroll-hint")) hint.hidden = !wide;
+  }
+
+  var standIn = {
+    initialize: function (cfg) {
+      config = cfg;
+      if (real) real.initialize(cfg);
+    },
     render: function (id, text) {
-      return load().then(function (real) { return real.render(id, text); });
+      var block = blockOf(text);
+      var title = /^\s*accTitle\s*:\s*(.+)$/m.exec(text);
+      return whenNear(block)
+        .then(load)
+        .then(function (m) { return m.render(id, text); })
+        .then(function (out) {
+          // Material puts the SVG's box where the block is right after this resolves.
+          var parent = block && block.parentNode, next = block && block.nextSibling;
+          setTimeout(function () {
+            if (parent) decorate(next && next.parentNode === parent ? next.previousSibling : parent.lastChild, title && title[1].trim());
+          }, 0);
+          return Object.assign({}, out, { svg: readable(out.svg) });
+        });
     },
   };
+  window.mermaid = standIn;
 })();

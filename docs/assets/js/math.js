@@ -2,6 +2,7 @@
 // with the vendored KaTeX, on the first page and after every instant navigation (Material's
 // document$). KaTeX (about 300 KB) is loaded only when a page has math. A formula KaTeX
 // cannot parse stays untypeset and logs an error, which the browser test of the site rejects.
+// A display formula wider than the column (on a phone) is made keyboard-focusable.
 (function () {
   "use strict";
   var base = new URL("../vendor/katex/", document.currentScript.src).href;
@@ -40,6 +41,8 @@
           ],
           throwOnError: false,
         });
+        // A display formula wider than the column scrolls: it must be reachable by keyboard.
+        if (el.tagName === "DIV" && el.scrollWidth > el.clientWidth + 1) el.setAttribute("tabindex", "0");
       });
     });
   });

@@ -1,0 +1,127 @@
+"""Build hooks for the reader's site (mkdocs.yml `hooks:`, after overrides/hooks.py).
+
+1. No render-blocking mermaid. The mermaid2 plugin appends a synchronous
+   `<script src=".../mermaid.min.js">` (3.5 MB, about 1 MB gzip) to every page with a diagram,
+   which holds back the page (and its math) until mermaid has downloaded. The tag is removed
+   here; docs/assets/js/diagrams.js loads the same vendored file only when a diagram approaches
+   the viewport. (The plugin's small inline `mermaidConfig` script is left in place.)
+2. The search dialog gets an accessible name (Material's `role="dialog"` has none).
+3. Notebook pages drop the inline Jupyter stylesheets that nbconvert's template embeds (about
+   550 KB per page, mostly the JupyterLab theme); book.css styles the few classes the pages use.
+4. Notebook table-of-contents links point at their headings. mkdocs-jupyter slugs a heading for
+   the TOC without its code spans ("Why `zero_grad()` every step" -> #why-every-step), while
+   nbconvert's id keeps them (#why-zero_grad-every-step); such links are pointed at the id.
+5. Every page gets a description of its own (the `<meta name="description">`, also used by the
+   Open Graph tags of overrides/main.html): the items of its "After this page you can:" list.
+"""
+
+import html
+import re
+
+MERMAID_SCRIPT = re.compile(r'<script src="[^"]*/mermaid\.min\.js"></script>')
+SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+NAMED_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search the book">'
+# nbconvert's lab template: <style type="text/css"> blocks of the JupyterLab theme and of
+# pygments, each hundreds of lines, placed inside the page's content.
+INLINE_STYLE = re.compile(r"<style(?: type=\"text/css\")?>(?:(?!</style>).)*?</style>", re.S)
+# The template's own copy button (an inline clipboard library, a listener and a button over each
+# cell's code): the cells get Material's copy button instead, as on every other page.
+NB_CLIPBOARD = [
+    re.compile(r"<script>\s*\(function \(global, factory\) \{(?:(?!</script>).)*?clipboard-copy(?:(?!</script>).)*?</script>", re.S),
+    re.compile(r"<script>\s*document\.addEventListener\('clipboard-copy'(?:(?!</script>).)*?</script>", re.S),
+    re.compile(r'<div class="clipboard-copy-txt" id="[^"]*">[^<]*</div>'),
+    re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy.*?</clipboard-copy>\s*</div>', re.S),
+]
+NB_CODE = re.compile(r'<div class="highlight-ipynb hl-(\w+)"><pre>(.*?)</pre>', re.S)
+AFTER = re.compile(r"^After this page you can:?\s*\n((?:[ \t]*\n)*(?:[ \t]*[-*+] .*\n(?:[ \t]+\S.*\n)*)+)", re.M)
+MAX_DESCRIPTION = 300
+
+
+def describe(markdown: str) -> str | None:
+    """The page's "After this page you can:" list as one plain sentence (None: no such list)."""
+    found = AFTER.search(markdown + "\n")
+    if not found:
+        return None
+    items = re.split(r"^[ \t]*[-*+] ", found.group(1), flags=re.M)
+    items = [" ".join(item.split()) for item in items if item.strip()]
+    text = "After this page you can " + plain(items[0]).rstrip(".;")
+    for item in items[1:]:  # whole items, as many as fit
+        more = text + "; " + plain(item).rstrip(".;")
+        if len(more) + 1 > MAX_DESCRIPTION:
+            break
+        text = more
+    return text + "."
+
+
+def plain(text: str) -> str:
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # links and images: their text
+    text = re.sub(r"\[([^\]]*)\]\[[^\]]*\]", r"\1", text)
+    text = re.sub(r"\*{1,2}([^*]+)\*{1,2}", r"\1", text)
+    text = re.sub(r"\\\((.*?)\\\)", r"\1", text)
+    return text.replace("`", "")
+
+
+def on_page_markdown(markdown, page, config, files):
+    if "description" not in page.meta:
+        found = describe(markdown)
+        if found:
+            page.meta["description"] = found
+    return markdown
+
+
+HEADING = re.compile(r'<h[1-6] id="([^"]+)"[^>]*>(.*?)</h[1-6]>', re.S)
+
+
+def _slug(text: str) -> str:
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def repair_toc_links(output: str) -> str:
+    ids = set(re.findall(r'\bid="([^"]+)"', output))
+    moved = {}
+    for found in HEADING.finditer(output):
+        without_code = re.sub(r"<code>.*?</code>", " ", found.group(2), flags=re.S)
+        without_code = re.sub(r"<[^>]+>|\u00b6", "", without_code)
+        slug = _slug(html.unescape(without_code))
+        if slug and slug not in ids:
+            moved.setdefault(slug, found.group(1))
+    if not moved:
+        return output
+    return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{moved.get(m.group(1), m.group(1))}"', output)
+
+
+def on_page_context(context, page, config, nav):
+    """A notebook page has no Markdown list to describe it: its first paragraph (the exercise's
+    goal) does."""
+    if "description" in page.meta or not page.file.src_uri.endswith(".ipynb") or not page.content:
+        return context
+    for para in re.findall(r"<p>(.*?)</p>", page.content, re.S):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", para)).split())
+        if len(text) > 40:
+            if len(text) > MAX_DESCRIPTION:
+                text = text[: MAX_DESCRIPTION - 1].rsplit(" ", 1)[0].rstrip(",;:") + "\u2026"
+            page.meta["description"] = text
+            break
+    return context
+
+
+def on_post_template(output, template_name, config):
+    """The 404 page is a static template: its search dialog is named here."""
+    return output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
+
+
+def on_post_page(output, page, config):
+    output = MERMAID_SCRIPT.sub("", output)
+    output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
+    if page.file.src_uri.endswith(".ipynb"):
+        output = INLINE_STYLE.sub("", output)
+        for pattern in NB_CLIPBOARD:
+            output = pattern.sub("", output)
+        output = repair_toc_links(output)
+        output = NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
+    return output
+
+
+def escape(text: str) -> str:
+    return html.escape(text, quote=True)

@@ -1,0 +1,350 @@
+"""Browser checks of the reader's site, as plain functions over a playwright ``Page``.
+
+Each ``*_problems`` function takes a sync playwright ``Page`` already navigated to a page of the
+built site (with INIT_SCRIPT added to its context before navigation, see below) and returns a list
+of problem strings (empty: nothing wrong). They are used by tests/test_site_a11y.py and can be run
+from any shared browser pass:
+
+- blocking_script_problems: no parser-blocking script over BLOCKING_BUDGET bytes (gzip).
+- axe_problems: no axe-core violation of impact serious or critical (axe-core vendored in
+  tests/vendor/axe-core, not part of the site).
+- diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
+  named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, and a
+  diagram wider than its column scrolls in a keyboard-focusable region with a visible hint.
+- search_results: what Material's search lists for a query (typed in the search box).
+
+The module also measures (for the figures of the issue): ``initial_load`` (bytes on the first
+load, gzip), ``math_typeset_ms`` (time until KaTeX has typeset every formula on a throttled
+connection), and serves a site with gzip (``serve_gzip``) as a real host would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import http.server
+import io
+import os
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
+BLOCKING_BUDGET = 50 * 1024  # bytes, gzip: no render-blocking script may be larger
+MIN_LABEL_PX = 11.0  # CSS px: the smallest diagram label a reader must be able to read
+SERIOUS = {"serious", "critical"}
+# Lighthouse's "slow 4G" mobile profile: 150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up.
+SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8, "uploadThroughput": 750e3 / 8}
+
+# Material renders each diagram into a *closed* shadow root, which no check can look into. The
+# tests open them (add this to the browser context before navigating); the site is unchanged.
+INIT_SCRIPT = """
+(function () {
+  var attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    return attach.call(this, Object.assign({}, init, { mode: "open" }));
+  };
+})();
+"""
+
+
+def launch(playwright):
+    """Debian's chromium driven by playwright (no browser download)."""
+    return playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
+
+
+def chromium_path() -> str | None:
+    for path in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.path.exists(path):
+            return path
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Serving with gzip (as GitHub Pages does), so sizes and throttled timings are a host's
+# --------------------------------------------------------------------------------------------
+
+COMPRESSIBLE = {".html", ".js", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
+
+
+@contextlib.contextmanager
+def serve_gzip(directory: Path, prefix: str = "/"):
+    """Serve ``directory`` under ``prefix`` on 127.0.0.1, gzip when asked; yield the base URL."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def translate_path(self, path):
+            if not path.startswith(prefix):
+                return str(Path(directory) / "__outside_prefix__")
+            return super().translate_path("/" + path[len(prefix):])
+
+        def send_error(self, code, message=None, explain=None):
+            page = Path(directory) / "404.html"
+            if code == 404 and page.is_file():
+                body = page.read_bytes()
+                self.send_response(404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            super().send_error(code, message, explain)
+
+        def send_head(self):
+            path = Path(self.translate_path(self.path.split("?", 1)[0]))
+            if path.is_dir():
+                if not self.path.split("?", 1)[0].endswith("/"):
+                    return super().send_head()
+                path = path / "index.html"
+            wants = "gzip" in self.headers.get("Accept-Encoding", "")
+            if not (wants and path.is_file() and path.suffix in COMPRESSIBLE):
+                return super().send_head()
+            body = gzip.compress(path.read_bytes(), 6)
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            return io.BytesIO(body)
+
+    handler = functools.partial(Handler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# --------------------------------------------------------------------------------------------
+# 1. Render-blocking scripts
+# --------------------------------------------------------------------------------------------
+
+BLOCKING_JS = """() => {
+  var sizes = {};
+  performance.getEntriesByType("resource").forEach(function (e) {
+    sizes[e.name] = { encoded: e.encodedBodySize, decoded: e.decodedBodySize, blocking: e.renderBlockingStatus };
+  });
+  return Array.from(document.scripts)
+    .filter(function (s) { return s.src && !s.async && !s.defer && s.type !== "module"; })
+    .map(function (s) { return { src: s.src, size: sizes[s.src] || null }; });
+}"""
+
+
+def blocking_scripts(page) -> list[dict]:
+    """Scripts the parser had to fetch and run before going on (classic, neither async nor
+    defer, written in the HTML), with their size on the wire (gzip when served so)."""
+    return page.evaluate(BLOCKING_JS)
+
+
+def blocking_script_problems(page, budget: int = BLOCKING_BUDGET) -> list[str]:
+    problems = []
+    for script in blocking_scripts(page):
+        size = script["size"]
+        if size is None:
+            problems.append(f"render-blocking script {script['src']}: its size is unknown (not loaded?)")
+        elif size["encoded"] > budget:
+            problems.append(
+                f"render-blocking script {script['src']}: {size['encoded']} bytes on the wire "
+                f"({size['decoded']} decoded), over the budget of {budget}"
+            )
+    return problems
+
+
+def initial_load(page) -> dict:
+    """Bytes the page loaded so far (on the wire, i.e. gzip when served so), and the blocking part."""
+    entries = page.evaluate(
+        """() => performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
+              .map(e => ({ name: e.name, encoded: e.encodedBodySize, type: e.initiatorType }))"""
+    )
+    blocking = sum((s["size"] or {}).get("encoded", 0) for s in blocking_scripts(page))
+    return {"bytes": sum(e["encoded"] for e in entries), "requests": len(entries), "blocking": blocking,
+            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in entries), reverse=True)[:4]}
+
+
+def math_typeset_ms(context, url: str, conditions: dict = SLOW_4G, timeout_ms: int = 120000) -> float | None:
+    """Milliseconds from navigation until every formula of ``url`` is typeset, with the network
+    throttled (``conditions``, CDP Network.emulateNetworkConditions) and the cache empty.
+    None when the page has no math."""
+    page = context.new_page()
+    try:
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        cdp.send("Network.emulateNetworkConditions", conditions)
+        start = time.perf_counter()
+        page.goto(url, wait_until="commit", timeout=timeout_ms)
+        page.wait_for_selector(".md-content", timeout=timeout_ms)
+        if page.evaluate("document.querySelectorAll('.arithmatex').length") == 0:
+            return None
+        page.wait_for_function(
+            """() => { var all = document.querySelectorAll('.arithmatex');
+                       return all.length && Array.from(all).every(e => e.querySelector('.katex')); }""",
+            timeout=timeout_ms,
+            polling=50,
+        )
+        return (time.perf_counter() - start) * 1000
+    finally:
+        page.close()
+
+
+# --------------------------------------------------------------------------------------------
+# 3. WCAG AA with axe-core
+# --------------------------------------------------------------------------------------------
+
+
+def axe_violations(page, impacts=SERIOUS) -> list[dict]:
+    """axe-core's violations on the page (WCAG 2 A/AA and best-practice rules), of ``impacts``."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async () => {
+          const r = await axe.run(document, { resultTypes: ["violations"] });
+          return r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map(n => ({ target: n.target.join(" "), summary: n.failureSummary,
+                                       data: (n.any[0] || {}).data || null })) }));
+        }"""
+    )
+    return [v for v in found if v["impact"] in impacts]
+
+
+def axe_problems(page) -> list[str]:
+    problems = []
+    for v in axe_violations(page):
+        shown = "; ".join(
+            n["target"] + (f" ({_contrast(n['data'])})" if v["id"] == "color-contrast" and n["data"] else "")
+            for n in v["nodes"][:4]
+        )
+        problems.append(f"axe {v['id']} ({v['impact']}): {v['help']}; {len(v['nodes'])} node(s): {shown}")
+    return problems
+
+
+def _contrast(data) -> str:
+    if not isinstance(data, dict):
+        return ""
+    return f"{data.get('fgColor')} on {data.get('bgColor')} = {data.get('contrastRatio')}:1, needs {data.get('expectedContrastRatio')}"
+
+
+# --------------------------------------------------------------------------------------------
+# 2. Diagrams: rendered, named, readable on a phone
+# --------------------------------------------------------------------------------------------
+
+
+def reveal_diagrams(page, timeout_ms: int = 60000) -> int:
+    """Scroll every diagram into view (mermaid loads when one approaches the viewport) and wait
+    until none is left unrendered; return how many diagrams the page shows."""
+    count = page.evaluate("document.querySelectorAll('pre.mermaid, div.mermaid').length")
+    if not count:
+        return 0
+    for i in range(count):
+        page.evaluate(
+            "i => { const all = document.querySelectorAll('pre.mermaid, div.mermaid');"
+            " if (all[i]) all[i].scrollIntoView({ block: 'center' }); }",
+            i,
+        )
+        page.wait_for_timeout(50)
+    page.wait_for_function(
+        "() => !document.querySelector('pre.mermaid') &&"
+        " Array.from(document.querySelectorAll('div.mermaid')).every(d => !d.shadowRoot || d.shadowRoot.querySelector('svg'))",
+        timeout=timeout_ms,
+        polling=100,
+    )
+    page.evaluate("window.scrollTo(0, 0)")
+    return count
+
+
+MEASURE_DIAGRAMS = """(minPx) => Array.from(document.querySelectorAll('div.mermaid')).map((host, i) => {
+  const root = host.shadowRoot;
+  if (!root) return { i, error: "its shadow root is closed (add site_a11y.INIT_SCRIPT to the context)" };
+  const svg = root.querySelector("svg");
+  if (!svg) return { i, error: "no svg" };
+  const box = svg.getBoundingClientRect();
+  const vb = svg.viewBox && svg.viewBox.baseVal;
+  const scale = vb && vb.width ? box.width / vb.width : 1;
+  let smallest = Infinity, text = "";
+  root.querySelectorAll("text, tspan, foreignObject span, foreignObject p, foreignObject div").forEach(el => {
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own) return;
+    const px = parseFloat(getComputedStyle(el).fontSize) * scale;
+    if (px < smallest) { smallest = px; text = el.textContent.trim().slice(0, 40); }
+  });
+  const title = svg.querySelector(":scope > title"), desc = svg.querySelector(":scope > desc");
+  const overflows = host.scrollWidth > host.clientWidth + 1;
+  const hint = host.nextElementSibling && host.nextElementSibling.classList.contains("book-scroll-hint")
+    ? host.nextElementSibling : null;
+  return { i, smallest: Math.round(smallest * 100) / 100, text, scale,
+           title: title ? title.textContent.trim() : "", desc: desc ? desc.textContent.trim() : "",
+           label: svg.getAttribute("aria-labelledby") || "", overflows,
+           focusable: host.tabIndex >= 0, hintShown: !!hint && hint.offsetParent !== null && getComputedStyle(hint).visibility !== "hidden" };
+})"""
+
+
+def measure_diagrams(page) -> list[dict]:
+    reveal_diagrams(page)
+    return page.evaluate(MEASURE_DIAGRAMS, MIN_LABEL_PX)
+
+
+def diagram_problems(page, min_px: float = MIN_LABEL_PX) -> list[str]:
+    problems = []
+    for d in measure_diagrams(page):
+        where = f"diagram {d['i'] + 1}"
+        if "error" in d:
+            problems.append(f"{where}: {d['error']}")
+            continue
+        if d["smallest"] < min_px:
+            problems.append(f"{where}: its smallest label ({d['text']!r}) is {d['smallest']} CSS px, under {min_px}")
+        if not d["title"] or not d["desc"]:
+            problems.append(f"{where}: no accessible title and description (accTitle/accDescr)")
+        if d["overflows"] and not d["focusable"]:
+            problems.append(f"{where}: wider than the column but its scroll region cannot be reached by keyboard")
+        if d["overflows"] and not d["hintShown"]:
+            problems.append(f"{where}: wider than the column and no visible hint that it scrolls")
+    return problems
+
+
+# --------------------------------------------------------------------------------------------
+# 5. Search
+# --------------------------------------------------------------------------------------------
+
+
+def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
+    """The pages Material's search lists for ``query`` typed in the search box (paths relative
+    to the site's root, in order; every batch of results is scrolled in)."""
+    box = page.locator("input[data-md-component='search-query']")
+    if not box.is_visible():  # on a phone the box opens from a button in the header
+        page.locator("label.md-header__button[for='__search']").click()
+    box.click()
+    box.fill("")
+    box.press_sequentially(query, delay=20)
+    meta = page.locator(".md-search-result__meta")
+    page.wait_for_function(
+        """q => { const m = document.querySelector('.md-search-result__meta');
+                  const box = document.querySelector("input[data-md-component='search-query']");
+                  return m && box.value === q && !/Type to start/.test(m.textContent); }""",
+        arg=query,
+        timeout=timeout_ms,
+    )
+    page.wait_for_timeout(300)
+    for _ in range(10):  # Material appends results in batches as the list is scrolled
+        before = page.locator(".md-search-result__item").count()
+        page.evaluate("() => { const s = document.querySelector('.md-search__scrollwrap'); if (s) s.scrollTop = s.scrollHeight; }")
+        page.wait_for_timeout(150)
+        if page.locator(".md-search-result__item").count() == before:
+            break
+    assert meta.count()
+    base = page.evaluate("() => new URL(JSON.parse(document.getElementById('__config').textContent).base + '/', location.href).href")
+    hrefs = page.eval_on_selector_all(".md-search-result__item > .md-search-result__link", "els => els.map(e => e.href)")
+    seen = []
+    for href in hrefs:
+        href = href.split("#", 1)[0].split("?", 1)[0]  # Material adds ?h=query (highlighting)
+        rel = href[len(base):] if href.startswith(base) else href
+        if rel not in seen:
+            seen.append(rel)
+    page.keyboard.press("Escape")
+    return seen

@@ -1,0 +1,373 @@
+"""The reader's site: fast on a phone, diagrams readable at 390 px, WCAG AA, search that finds
+API names, a site_url in every build. The browser checks are the functions of site_a11y.py;
+fixture pages under tests/fixtures/a11y prove that each one rejects what it claims to reject.
+
+Browser tests need playwright (a pinned dependency) and Debian's chromium. With CI=true a check
+that cannot run fails; elsewhere it is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import site_a11y
+import site_check
+
+ROOT = site_check.ROOT
+DOCS = ROOT / "docs"
+FIXTURES = Path(__file__).parent / "fixtures" / "a11y"
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+WIDTHS = (390, 1440)
+SCHEMES = ("light", "dark")
+FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
+
+# API name -> the page that teaches it (a search for the name must list that page).
+API_PAGES = {
+    "register_hook": "part1/forks/",
+    "set_detect_anomaly": "part1/failure-modes/",
+    "retain_grad": "part1/tracking/",
+    "inference_mode": "part2/tracking-off/",
+    "requires_grad_": "part1/tracking/",
+    "gradcheck": "part2/gradient-checking/",
+    "once_differentiable": "part2/custom-gradients/",
+    "no_grad": "part2/tracking-off/",
+    "retain_graph": "part1/forks/",
+}
+
+
+def cannot_run(message: str):
+    if IN_CI:
+        pytest.fail("CI=true: " + message)
+    pytest.skip(message)
+
+
+def config_text() -> str:
+    return (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# Without a browser
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_diagram_has_an_accessible_title_and_description():
+    missing = []
+    count = 0
+    for page in sorted(DOCS.rglob("*.md")):
+        for fence in FENCE.finditer(page.read_text(encoding="utf-8")):
+            count += 1
+            body = fence.group(2)
+            for key in ("accTitle", "accDescr"):
+                if not re.search(rf"^\s*{key}\s*:\s*\S", body, re.M):
+                    line = page.read_text(encoding="utf-8")[: fence.start()].count("\n") + 1
+                    missing.append(f"{page.relative_to(ROOT)}:{line}: no {key}")
+    assert count >= 30, count
+    assert missing == []
+
+
+def test_search_separator_keeps_api_names_whole():
+    found = re.search(r"^\s*separator:\s*'(.*)'\s*$", config_text(), re.M)
+    assert found, "plugins.search.separator is not set in mkdocs.yml"
+    separator = found.group(1).replace("''", "'")
+    words = [w for w in re.split(separator, "a.register_hook(h); torch.autograd.set_detect_anomaly(True) "
+                                            "clip_grad_norm_(p, 1.0) x.retain_grad() torch 2.13.0") if w]
+    for name in ("register_hook", "set_detect_anomaly", "clip_grad_norm_", "retain_grad", "2.13.0"):
+        assert name in words, (name, words)
+    # Material's default (white space and hyphens) leaves `a.register_hook(h);` one word:
+    assert "register_hook" not in re.split(r"[\s\-]+", "a.register_hook(h);")
+
+
+def test_site_url_defaults_to_the_local_address_and_is_published_from_one_place():
+    text = config_text()
+    assert re.search(r'^site_url: !ENV \[SITE_URL, "http://127\.0\.0\.1:8000/"\]$', text, re.M), text[:600]
+    workflow = (ROOT / ".github" / "workflows" / "publish.yml").read_text(encoding="utf-8")
+    assert len(re.findall(r"^\s*SITE_URL:", workflow, re.M)) == 1
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory):
+    """The book, built once for this module (BOOK_A11Y_SITE: an already built site to check)."""
+    given = os.environ.get("BOOK_A11Y_SITE")
+    if given:
+        return Path(given)
+    built = site_check.build_site(tmp_path_factory.mktemp("a11y-book") / "site")
+    assert built.returncode == 0, built.log[-3000:]
+    return built.site
+
+
+def html_pages(site: Path) -> list[str]:
+    return [p for p in site_check.site_pages(site) if p != "404.html"]
+
+
+def test_sitemap_lists_every_page_and_instant_navigation_is_on(book):
+    sitemap = (book / "sitemap.xml").read_text(encoding="utf-8")
+    locs = re.findall(r"<loc>(.*?)</loc>", sitemap)
+    assert len(locs) == len(html_pages(book)), (len(locs), len(html_pages(book)))
+    assert all(loc.startswith("http") for loc in locs)
+    page = (book / "part1" / "hand-trace" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'<link (?:rel="canonical" href="http[^"]*"|href="http[^"]*" rel="canonical")', page)
+    config = re.search(r'<script id="__config" type="application/json">(.*?)</script>', page).group(1)
+    assert '"navigation.instant"' in config
+
+
+def test_404_page_links_from_the_base_path(book):
+    """The 404 page is served at any depth, so its links cannot be relative: they start at the
+    site's base path (the path of site_url)."""
+    html = (book / "404.html").read_text(encoding="utf-8")
+    base = urlsplit(re.search(r'<link rel="canonical" href="([^"]*)"', (book / "index.html").read_text(encoding="utf-8")).group(1)).path
+    assert base.startswith("/") and base.endswith("/"), base
+    links = re.findall(r'(?:href|src)="([^"#:]+)"', html)
+    assets = [u for u in links if "/assets/" in u]
+    assert assets, links[:10]
+    assert all(u.startswith(base) for u in assets), [u for u in assets if not u.startswith(base)]
+
+
+def meta_tags(html: str) -> dict[str, str]:
+    """{name or property: content} of a page's <meta> tags (in any attribute order: the mermaid2
+    plugin re-serialises pages with diagrams)."""
+    out = {}
+    for tag in re.findall(r"<meta\b[^>]*>", html):
+        attrs = dict(re.findall(r'([\w:-]+)="([^"]*)"', tag))
+        key = attrs.get("name") or attrs.get("property")
+        if key and "content" in attrs:
+            out[key] = attrs["content"]
+    return out
+
+
+def test_pages_have_their_own_description_and_open_graph_tags(book):
+    seen = {}
+    for rel in html_pages(book):
+        html = (book / rel).read_text(encoding="utf-8")
+        meta = meta_tags(html)
+        assert meta.get("description"), rel
+        for prop in ("og:title", "og:description", "og:type", "og:url", "og:site_name"):
+            assert meta.get(prop), (rel, prop)
+        assert meta["og:description"] == meta["description"], rel
+        seen.setdefault(meta["description"], []).append(rel)
+        assert re.search(r'<link [^>]*href="[^"]*assets/images/logo\.svg"[^>]*rel="icon"|<link rel="icon" href="[^"]*logo\.svg"', html), rel
+    md_pages = [rel for rel in html_pages(book) if "notebooks/" not in rel]
+    shared = {d[:70]: v for d, v in seen.items() if len(v) > 1}
+    alone = [rel for rel in md_pages if len(seen[meta_tags((book / rel).read_text(encoding="utf-8"))["description"]]) == 1]
+    assert len(alone) >= len(md_pages) - 3, shared
+
+
+def test_notebook_pages_carry_no_inline_jupyter_css(book):
+    pages = [rel for rel in html_pages(book) if rel.startswith("notebooks/")]
+    assert len(pages) >= 4, pages
+    for rel in pages:
+        html = (book / rel).read_text(encoding="utf-8")
+        assert "<style" not in html, rel
+        assert len(html.encode()) < 150_000, (rel, len(html.encode()))
+        assert "clipboard-copy" not in html, rel  # Material's copy button only
+
+
+def test_every_toc_link_and_in_page_anchor_resolves(book):
+    """Every link to an anchor (the table of contents included, notebooks too) points at an id
+    that exists on the page it names."""
+    ids = {}
+    for rel in site_check.site_pages(book):
+        ids[rel] = set(re.findall(r'\bid="([^"]+)"', (book / rel).read_text(encoding="utf-8")))
+    broken = []
+    for rel in html_pages(book):
+        html = (book / rel).read_text(encoding="utf-8")
+        for href in re.findall(r'href="([^"]*#[^"]*)"', html):
+            path, anchor = href.split("#", 1)
+            if not anchor or path.startswith(("http:", "https:")):
+                continue
+            target = rel if not path else os.path.normpath(os.path.join(os.path.dirname(rel), path))
+            if not target.endswith(".html"):
+                target = os.path.join(target, "index.html") if target != "." else "index.html"
+            if target in ids and anchor not in ids[target]:
+                broken.append(f"{rel}: {href}")
+    assert broken == []
+
+
+# --------------------------------------------------------------------------------------------
+# In the browser
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        cannot_run("playwright is not installed, so the browser checks of the site cannot run (it is a pinned dependency: make test installs it)")
+    if site_a11y.chromium_path() is None:
+        cannot_run("Debian chromium is not installed, so the browser checks cannot run. Install it with `sudo apt-get install chromium` (bash .ci/run does)")
+    with sync_playwright() as p:
+        b = site_a11y.launch(p)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def served(book):
+    with site_a11y.serve_gzip(book) as base:
+        yield base
+
+
+def page_urls(site: Path, base: str) -> dict[str, str]:
+    out = {}
+    for rel in html_pages(site):
+        out[rel] = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+    return out
+
+
+def open_page(context, url):
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    return page
+
+
+def context_for(browser, width, scheme):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    context.add_init_script(site_a11y.INIT_SCRIPT)
+    return context
+
+
+def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    problems = {}
+    for rel, url in page_urls(book, served).items():
+        page = open_page(context, url)
+        found = site_a11y.blocking_script_problems(page)
+        if found:
+            problems[rel] = found
+        page.close()
+    context.close()
+    assert problems == {}
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_no_serious_or_critical_axe_violation(book, served, browser, width, scheme):
+    context = context_for(browser, width, scheme)
+    problems = {}
+    for rel, url in page_urls(book, served).items():
+        page = open_page(context, url)
+        site_a11y.reveal_diagrams(page)
+        found = site_a11y.axe_problems(page)
+        if found:
+            problems[rel] = found
+        page.close()
+    context.close()
+    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
+
+
+def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser):
+    context = context_for(browser, 390, "light")
+    problems, diagrams = {}, 0
+    for rel, url in page_urls(book, served).items():
+        page = open_page(context, url)
+        found = site_a11y.diagram_problems(page)
+        diagrams += page.evaluate("document.querySelectorAll('div.mermaid').length")
+        if found:
+            problems[rel] = found
+        page.close()
+    context.close()
+    assert diagrams >= 30, diagrams
+    assert problems == {}
+
+
+def test_search_finds_the_page_that_teaches_each_api_name(book, served, browser):
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = open_page(context, served)
+    missing = {}
+    for name, teaching in API_PAGES.items():
+        results = site_a11y.search_results(page, name)
+        if teaching not in results:
+            missing[name] = results
+    context.close()
+    assert len(API_PAGES) >= 8
+    assert missing == {}
+
+
+def test_math_does_not_wait_for_diagrams(book, served, browser):
+    """On the model page (math and two diagrams), on a throttled phone connection, every formula
+    is typeset and mermaid has not been fetched: nothing holds the math back."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    fetched = []
+    page.on("request", lambda r: fetched.append(r.url))
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions", site_a11y.SLOW_4G)
+    page.goto(served + "part1/hand-trace/", wait_until="commit")
+    page.wait_for_function(
+        "() => { const all = document.querySelectorAll('.arithmatex');"
+        " return all.length && Array.from(all).every(e => e.querySelector('.katex')); }",
+        timeout=120000,
+    )
+    typeset_before_mermaid = not any(u.endswith("mermaid.min.js") for u in fetched)
+    context.close()
+    assert typeset_before_mermaid, "mermaid was fetched before the math was typeset"
+
+
+# --------------------------------------------------------------------------------------------
+# The checks bite: fixture pages, built into a site published under a sub-path
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fixture_site(tmp_path_factory):
+    work = tmp_path_factory.mktemp("a11y-fixtures")
+    config = site_check.fixture_project(FIXTURES, work / "project")
+    (work / "project" / "docs" / "big.js").write_text(
+        "/*" + os.urandom(150 * 1024).hex()[: 200 * 1024] + "*/\nwindow.bigScriptRan = true;\n", encoding="ascii"
+    )
+    old = os.environ.get("SITE_URL")
+    os.environ["SITE_URL"] = "http://127.0.0.1/book/"
+    try:
+        built = site_check.build_site(work / "site", config)
+    finally:
+        if old is None:
+            os.environ.pop("SITE_URL")
+        else:
+            os.environ["SITE_URL"] = old
+    assert built.returncode == 0, built.log[-3000:]
+    return built.site
+
+
+def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
+    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+        context = context_for(browser, 390, "light")
+        page = open_page(context, base + "blocking-script/")
+        blocking = site_a11y.blocking_script_problems(page)
+        page = open_page(context, base + "low-contrast/")
+        contrast = site_a11y.axe_problems(page)
+        page = open_page(context, base + "oversized-diagram/")
+        oversized = site_a11y.diagram_problems(page)
+        page = open_page(context, base + "wide-diagram/")
+        wide = site_a11y.diagram_problems(page) + site_a11y.axe_problems(page)
+        wide_shown = site_a11y.measure_diagrams(page)
+        context.close()
+    assert any("big.js" in p and "over the budget" in p for p in blocking), blocking
+    assert any(p.startswith("axe color-contrast (serious)") for p in contrast), contrast
+    assert any("smallest label" in p and "under 11.0" in p for p in oversized), oversized
+    assert any("no accessible title and description" in p for p in oversized), oversized
+    # The same wide diagram with the book's loader: scrolls sideways, labels readable.
+    assert wide == [], wide
+    assert wide_shown[0]["overflows"] and wide_shown[0]["smallest"] >= site_a11y.MIN_LABEL_PX, wide_shown
+
+
+def test_404_page_works_under_a_sub_path(fixture_site, browser):
+    """Published under /book/ (as on GitHub Pages), a missing page deep in the tree gets the 404
+    page with its stylesheets and scripts."""
+    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+        context = browser.new_context()
+        page = context.new_page()
+        failed = []
+        page.on("response", lambda r: failed.append(r.url) if r.status >= 400 and not r.request.is_navigation_request() else None)
+        response = page.goto(base + "no/such/page/", wait_until="load")
+        sheets = page.evaluate("document.styleSheets.length")
+        styled = page.evaluate("getComputedStyle(document.querySelector('.md-header')).position")
+        context.close()
+    assert response.status == 404
+    assert failed == [], failed
+    assert sheets >= 2 and styled in {"sticky", "fixed"}, (sheets, styled)
