@@ -6,7 +6,8 @@ refusal for ``python -m`` on a module that has none.
 
 ``refuse_library_module()`` runs when the ``snippets`` package is imported. If that import is
 part of ``python -m snippets.<module>`` and the module has no ``if __name__ == "__main__":``
-block (it is a library, shown in pages and imported), it prints so and exits with status 2,
+block (it is a library, shown in pages and imported), it prints so (naming the command line of
+its package, ``python -m snippets.workshop``, when the package has one) and exits with status 2,
 instead of letting Python run the module, print nothing and exit 0.
 """
 
@@ -38,8 +39,11 @@ def refuse_library_module():
         path = path.with_suffix(".py")
     if not path.is_file() or '__name__ == "__main__"' in path.read_text(encoding="utf-8"):
         return  # Python reports a missing module; a module with a main runs
+    runner = next((".".join(parts[:n]) for n in range(len(parts) - 1, 1, -1)
+                   if Path(__file__).parent.joinpath(*parts[1:n], "__main__.py").is_file()), None)
+    instead = f"run python -m {runner}, or import it" if runner else "import it instead"
     print(
-        f"python -m {name}: this module has no command line; import it instead "
+        f"python -m {name}: this module has no command line; {instead} "
         f"(from {name} import ...)",
         file=sys.stderr,
     )

@@ -122,6 +122,8 @@ def _cases():
     from snippets.exercises import gradient_check as gc
     from snippets.exercises import hand_trace as ht
     import snippets.function_api as fa
+    import snippets.workshop.check as wc
+    import snippets.workshop.linear as wt
 
     T = te.Tensor
     return [
@@ -490,6 +492,45 @@ def _cases():
         ("views", "shares_storage", "shape", lambda: call("views", "shares_storage")(torch.eye(2).to_sparse(), torch.ones(2)), ValueError, "a: only strided"),
         ("views", "element_offsets", "type", lambda: call("views", "element_offsets")(3), TypeError, "t: expected a torch.Tensor, got int"),
         ("views", "element_offsets", "shape", lambda: call("views", "element_offsets")(torch.eye(2).to_sparse()), ValueError, "only strided"),
+        # workshop: the checker a reader runs, and torch's own layers it compares against
+        ("workshop.check", "check", "type", lambda: wc.check("maxpool", "backward"), TypeError, r"check\('maxpool', backward\): pass your function backward\(grad_y, x\)"),
+        ("workshop.check", "check", "type", lambda: wc.check(wc.get_task, wt.backward), TypeError, r"check\(task, backward\): task must be a task name such as 'linear' .* got function"),
+        ("workshop.check", "check", "type", lambda: wc.check("linear", wt.backward, forward="x @ W + b"), TypeError, r"forward must be a function forward\(x, W, b\) -> y"),
+        ("workshop.check", "check", "shape", lambda: wc.check("Linear", wt.backward), KeyError, "unknown task 'Linear'; the tasks are: softmax_ce, logsumexp"),
+        ("workshop.check", "compare", "type", lambda: wc.compare("grad_x", [1.0, 2.0], f64(1.0, 2.0), "case", "backward"), wc.Mismatch, "grad_x on case: expected a tensor, got list"),
+        ("workshop.check", "compare", "type", lambda: wc.compare("grad_x", f64(1.0, 2.0), [1.0, 2.0], "case", "backward"), TypeError, "want must be torch's float32 or float64 tensor to compare against, got list"),
+        ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", f64(1.0, 2.0, 3.0), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, r"grad_x on case: shape \(3,\), expected \(2,\)"),
+        ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", torch.ones(2), f64(1.0, 1.0), "case", "backward"), wc.Mismatch, "dtype torch.float32, expected torch.float64"),
+        ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", torch.ones(2, dtype=torch.long), torch.ones(2, dtype=torch.long), "case", "backward"), TypeError, "got a torch.int64 tensor"),
+        ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(1.0, NAN), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, r"first wrong entry at \(1,\): expected 2, got nan \(1 of 2 entries wrong\)"),
+        ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(math.inf, 2.0), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, "expected 1, got inf"),
+        ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(1.0, 2.0), f64(1.0, NAN), "case", "backward"), RuntimeError, "torch's own grad_x is not finite on case: a defect of the task"),
+        ("workshop.check", "get_task", "type", lambda: wc.get_task(wt), TypeError, r"get_task\(name\): name must be a task name \(a str\), one of softmax_ce, .*; got module"),
+        ("workshop.check", "get_task", "shape", lambda: wc.get_task("softmax-ce"), KeyError, "unknown task 'softmax-ce'; the tasks are: softmax_ce"),
+        ("workshop.check", "load", "type", lambda: wc.load(3, wt), TypeError, r"load\(path, mod\): path must be the path of a Python file \(a str or Path\), got int"),
+        ("workshop.check", "load", "type", lambda: wc.load(wc.starter_path("linear"), None), TypeError, r"load\(path, mod\): task must be a task name .* got NoneType"),
+        ("workshop.check", "load", "shape", lambda: wc.load(ROOT / "snippets" / "workshop" / "__init__.py", wt), AttributeError, r"defines no function backward: define backward\(grad_y, x, W, b\)"),
+        ("workshop.check", "load", "shape", lambda: wc.load(ROOT / "no_such_file.py", wt), FileNotFoundError, "no such file: .*no_such_file.py"),
+        ("workshop.check", "run_checks", "type", lambda: wc.run_checks("linear", wt.forward, wt.backward, None), TypeError, r"report must be a Report \(check\(\) makes one\), got NoneType"),
+        ("workshop.check", "run_checks", "type", lambda: wc.run_checks("linear", wt.forward, None, wc.Report("t")), TypeError, "backward must be a function, got NoneType"),
+        ("workshop.check", "run_checks", "shape", lambda: wc.run_checks(torch, wt.forward, wt.backward, wc.Report("t")), TypeError, r"run_checks\(task, ...\): task must be a task name .* got module"),
+        ("workshop.check", "starter_path", "type", lambda: wc.starter_path(3), TypeError, "name must be a task name"),
+        ("workshop.check", "starter_path", "shape", lambda: wc.starter_path("linear.py"), KeyError, "unknown task 'linear.py'"),
+        ("workshop.check", "Report", "type", lambda: wc.Report(["check"]), TypeError, r"Report\(title\): title must be a str, the report's first line; got list"),
+        ("workshop.notebooks", "cells", "type", lambda: call("workshop.notebooks", "cells")(wt), TypeError, "name must be a task name"),
+        ("workshop.notebooks", "cells", "shape", lambda: call("workshop.notebooks", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
+        ("exercises.notebooks", "workshop", "type", lambda: call("exercises.notebooks", "workshop")(None), TypeError, "name must be a task name"),
+        ("exercises.notebooks", "workshop", "shape", lambda: call("exercises.notebooks", "workshop")("Linear"), KeyError, "unknown task 'Linear'"),
+        ("workshop.softmax_ce", "torch_forward", "type", lambda: call("workshop.softmax_ce", "torch_forward")([[1.0, 2.0]], torch.zeros(1, dtype=torch.long)), TypeError, "argument 'input' .* must be Tensor, not list"),
+        ("workshop.softmax_ce", "torch_forward", "shape", lambda: call("workshop.softmax_ce", "torch_forward")(torch.ones(2, 3), torch.zeros(4, dtype=torch.long)), ValueError, r"Expected input batch_size \(2\) to match target batch_size \(4\)"),
+        ("workshop.logsumexp", "torch_forward", "type", lambda: call("workshop.logsumexp", "torch_forward")([1.0, 2.0]), TypeError, "argument 'input' .* must be Tensor, not list"),
+        ("workshop.batchnorm", "torch_forward", "shape", lambda: call("workshop.batchnorm", "torch_forward")(torch.ones(4, 3), torch.ones(2), torch.ones(2)), RuntimeError, "weight should contain 3 elements not 2"),
+        ("workshop.attention", "torch_forward", "type", lambda: call("workshop.attention", "torch_forward")([[1.0]], torch.ones(1, 1), torch.ones(1, 1)), TypeError, "argument 'query' .* must be Tensor, not list"),
+        ("workshop.linear", "torch_forward", "type", lambda: call("workshop.linear", "torch_forward")([1.0, 2.0], torch.ones(2, 1), torch.ones(1)), TypeError, "argument 'input' .* must be Tensor, not list"),
+        ("workshop.embedding", "torch_forward", "type", lambda: call("workshop.embedding", "torch_forward")([0, 1], torch.ones(3, 2)), TypeError, "argument 'indices' .* must be Tensor, not list"),
+        ("workshop.embedding", "torch_forward", "shape", lambda: call("workshop.embedding", "torch_forward")(torch.tensor([0.0, 1.0]), torch.ones(3, 2)), RuntimeError, "'indices' to have one of the following scalar types: Long, Int"),
+        ("workshop.maxpool", "torch_forward", "type", lambda: call("workshop.maxpool", "torch_forward")([[[1.0, 2.0]]]), TypeError, "argument 'input' .* must be Tensor, not list"),
+        ("workshop.maxpool", "torch_forward", "shape", lambda: call("workshop.maxpool", "torch_forward")(torch.ones(2, 2, 3, 6)), RuntimeError, "max_pool1d: Expected 2D or 3D"),
     ]
 
 
@@ -516,6 +557,15 @@ EXERCISE = ("an exercise's starter, solution or fixture: it takes only a seed or
 NO_ARGS = "takes no argument (or only self)"
 GENERATOR = ("notebook generator internals (snippets/exercises/notebooks.py, another part of the "
              "book): called only with the book's own constant strings by build()")
+WORKSHOP_GENERATOR = ("notebook generator of the workshop (snippets/workshop/notebooks.py): build() calls it "
+                      "with the book's own task names (TASKS); a task name is its only argument, no numbers")
+REFERENCE = ("a workshop task's reference layer, shown on its page and kept flat to read; its docstring "
+             "states the shapes and the checker runs it on the task's own cases. Other input gets what "
+             "its torch ops do with it (the first op that cannot take it raises; NaN in gives NaN out); "
+             "the checker (snippets/workshop/check.py) is what validates code and rejects NaN or inf")
+TASK_CASES = ("the checker's case generator: run_checks calls it with the task's own labels (CASES, "
+              "STABLE) and float32/float64 only; not for a reader")
+TORCH_LAYER = "torch's own layer, the checker's reference: torch's errors and NaN propagation apply unchanged"
 
 
 def _exempt():
@@ -624,6 +674,25 @@ def _exempt():
     add("two_layer", "forward backward", "nonfinite", FAITHFUL)
     add("two_layer", "backward", "shape", "takes forward()'s cache, whose shapes forward() checked")
     add("views", "describe shares_storage element_offsets", "nonfinite", "reads shapes, strides and storage, not values")
+    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
+        add(f"workshop.{task}", "forward backward", "type shape nonfinite", REFERENCE)
+        add(f"workshop.{task}", "inputs", "type shape nonfinite", TASK_CASES)
+        add(f"workshop.{task}", "torch_forward", "nonfinite", TORCH_LAYER)
+    for task in ("batchnorm", "layernorm"):
+        add(f"workshop.{task}", "torch_forward", "type", TORCH_LAYER + " (a list fails at x.size() or x.shape, naming the list)")
+    for task in ("logsumexp", "layernorm", "attention", "linear"):
+        add(f"workshop.{task}", "torch_forward", "shape",
+            TORCH_LAYER + " (any number of leading dimensions is valid input to this layer)")
+    add("workshop.check", "check run_checks", "nonfinite",
+        "a NaN or inf from the reader's forward or backward is a failed Report, not an exception "
+        "(test_workshop_check_fails_a_nan_or_inf_result; compare's rows above)")
+    add("workshop.check", "get_task load starter_path", "nonfinite", "takes a task name or a file path, no numbers")
+    add("workshop.check", "tasks", "type shape nonfinite", NO_ARGS)
+    add("workshop.check", "Report", "shape nonfinite", "made by check() with its own title; a reader reads str(report)")
+    add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
+    add("workshop.notebooks", "cells", "nonfinite", WORKSHOP_GENERATOR)
+    add("workshop.notebooks", "name section", "type shape nonfinite", WORKSHOP_GENERATOR)
+    add("exercises.notebooks", "workshop", "nonfinite", WORKSHOP_GENERATOR)
     return e
 
 
@@ -864,3 +933,33 @@ def test_compatibility_reports_a_nan_backward_as_a_failure():
 
     assert compatibility(Cube.apply, (f64(1.0, 2.0),))["backward"] == "yes"
     assert compatibility(NanBackward.apply, (f64(1.0, 2.0),))["backward"].startswith("no")
+
+
+def test_workshop_check_fails_a_nan_or_inf_result():
+    """The workshop's checker: a NaN or inf anywhere in what the reader returns is a FAIL."""
+    from snippets.workshop.check import check, get_task
+
+    layer = get_task("linear")
+    assert check("linear", layer.backward).passed  # the reference passes: the checks below can fail only on the NaN
+
+    def one_inf(grad_y, x, W, b):
+        grad_x, grad_W, grad_b = layer.backward(grad_y, x, W, b)
+        grad_W = grad_W.clone()
+        grad_W[0, 1] = math.inf
+        return grad_x, grad_W, grad_b
+
+    text = str(check("linear", one_inf))
+    assert "FAIL  backward: grad_W on x (4, 3), W (3, 2): first wrong entry at (0, 1)" in text and "got inf" in text
+
+    def nan_forward(x, W, b):
+        return (x @ W + b) * NAN
+
+    text = str(check("linear", layer.backward, nan_forward))
+    assert "FAIL  forward: output on" in text and "got nan" in text and text.endswith("a check failed")
+
+
+def test_workshop_check_run_as_a_program_points_to_the_command_line():
+    done = _run("snippets.workshop.check")
+    assert done.returncode == 2
+    assert ("python -m snippets.workshop.check: this module has no command line; "
+            "run python -m snippets.workshop, or import it") in done.stderr

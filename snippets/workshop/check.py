@@ -14,7 +14,7 @@ Every comparison is NaN-safe: an entry is wrong unless ``|got - want| <= atol + 
 
 import importlib.machinery
 import importlib.util
-import sys
+import types
 from pathlib import Path
 
 import torch
@@ -26,6 +26,8 @@ class Report:
     """The lines of one check run; ``passed`` is True when every check passed."""
 
     def __init__(self, title):
+        if not isinstance(title, str):
+            raise TypeError(f"Report(title): title must be a str, the report's first line; got {type(title).__name__}")
         self.lines, self.passed = [title], True
 
     def ok(self, name, what):
@@ -51,16 +53,20 @@ class Mismatch(Exception):
         self.what, self.key = what, key
 
 
-def fmt(t):
+def _fmt(t):
     return "(" + ", ".join(str(int(s)) for s in t) + (",)" if len(t) == 1 else ")")
 
 
 def compare(name, got, want, case, key):
     """Raise Mismatch unless ``got`` is a tensor of ``want``'s shape and dtype, equal within TOL."""
+    if not isinstance(want, torch.Tensor) or want.dtype not in TOL:
+        what = f"a {want.dtype} tensor" if isinstance(want, torch.Tensor) else type(want).__name__
+        raise TypeError(f"compare(name, got, want, ...): want must be torch's float32 or float64 tensor "
+                        f"to compare against, got {what}")
     if not isinstance(got, torch.Tensor):
         raise Mismatch(f"{name} on {case}: expected a tensor, got {type(got).__name__}", "type")
     if got.shape != want.shape:
-        raise Mismatch(f"{name} on {case}: shape {fmt(got.shape)}, expected {fmt(want.shape)}", key + ":shape")
+        raise Mismatch(f"{name} on {case}: shape {_fmt(got.shape)}, expected {_fmt(want.shape)}", key + ":shape")
     if got.dtype != want.dtype:
         raise Mismatch(f"{name} on {case}: dtype {got.dtype}, expected {want.dtype}", "dtype")
     atol, rtol = TOL[want.dtype]
@@ -73,7 +79,7 @@ def compare(name, got, want, case, key):
     bad = (~good).nonzero()
     first = tuple(int(i) for i in bad[0])
     e, g = want_d[first].item(), got_d[first].item()
-    where = fmt(first) if first else "()"
+    where = _fmt(first) if first else "()"
     what = (f"{name} on {case}: first wrong entry at {where}: expected {e:.6g}, got {g:.6g} "
             f"({len(bad)} of {want_d.numel()} entries wrong)")
     if not torch.isfinite(got_d).all():
@@ -87,7 +93,7 @@ def compare(name, got, want, case, key):
     raise Mismatch(what, key)
 
 
-def as_tuple(grads, names):
+def _as_tuple(grads, names):
     if isinstance(grads, torch.Tensor) and len(names) == 1:
         grads = (grads,)
     if not isinstance(grads, (tuple, list)) or len(grads) != len(names):
@@ -97,14 +103,14 @@ def as_tuple(grads, names):
     return tuple(grads)
 
 
-def torch_grads(task, inputs, grad_out):
+def _torch_grads(task, inputs, grad_out):
     """The gradients of torch's own forward, by autograd."""
     leaves = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(inputs)]
     out = task.torch_forward(*leaves)
     return torch.autograd.grad(out, [leaves[i] for i in task.DIFF], grad_out)
 
 
-def as_function(task, forward, backward):
+def _as_function(task, forward, backward):
     """The reader's forward/backward as one torch.autograd.Function, for gradcheck."""
 
     class Reader(torch.autograd.Function):
@@ -116,7 +122,7 @@ def as_function(task, forward, backward):
         @staticmethod
         def backward(ctx, grad_out):
             inputs = ctx.saved_tensors
-            grads = as_tuple(backward(grad_out, *inputs), task.GRADS)
+            grads = _as_tuple(backward(grad_out, *inputs), task.GRADS)
             full = [None] * len(inputs)
             for i, g in zip(task.DIFF, grads):
                 full[i] = g
@@ -126,6 +132,16 @@ def as_function(task, forward, backward):
 
 
 def run_checks(task, forward, backward, report, own_forward=True):
+    """Run the checks of ``task`` (a name or a task module) on ``forward`` and ``backward`` into
+    ``report``; ``check`` is the usual entry point."""
+    task = _task_module(task, "run_checks(task, ...)")
+    for arg, fn in (("forward", forward), ("backward", backward)):
+        if not callable(fn):
+            raise TypeError(f"run_checks(task, forward, backward, report): {arg} must be a function, "
+                            f"got {type(fn).__name__}")
+    if not isinstance(report, Report):
+        raise TypeError(f"run_checks(task, forward, backward, report): report must be a Report "
+                        f"(check() makes one), got {type(report).__name__}")
     names = ["forward", "backward"] + (["stability"] if task.STABLE else []) + ["gradcheck"] + (
         ["gradgradcheck"] if task.TWICE else [])
     cases = [(label, task.inputs(label, torch.float64)) for label in task.CASES]
@@ -141,8 +157,8 @@ def run_checks(task, forward, backward, report, own_forward=True):
             out = task.torch_forward(*inputs)
             gen = torch.Generator().manual_seed(100 + n)
             grad_out = torch.randn(out.shape, generator=gen, dtype=out.dtype)
-            want = torch_grads(task, inputs, grad_out)
-            got = as_tuple(backward(grad_out, *inputs), task.GRADS)
+            want = _torch_grads(task, inputs, grad_out)
+            got = _as_tuple(backward(grad_out, *inputs), task.GRADS)
             for name, g, w in zip(task.GRADS, got, want):
                 compare(name, g, w, label, f"{key}:{name}")
         return f"{', '.join(task.GRADS)} equal torch autograd's on {len(cases)} cases"
@@ -159,7 +175,7 @@ def run_checks(task, forward, backward, report, own_forward=True):
 
     def gradcheck():
         inputs = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(small_inputs)]
-        if not torch.autograd.gradcheck(as_function(task, forward, backward), inputs, raise_exception=False,
+        if not torch.autograd.gradcheck(_as_function(task, forward, backward), inputs, raise_exception=False,
                                                 fast_mode=True):
             raise Mismatch(f"on {small}: backward disagrees with finite differences of forward",
                            "gradcheck")
@@ -168,7 +184,7 @@ def run_checks(task, forward, backward, report, own_forward=True):
     def gradgradcheck():
         inputs = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(small_inputs)]
         try:
-            ok = torch.autograd.gradgradcheck(as_function(task, forward, backward), inputs,
+            ok = torch.autograd.gradgradcheck(_as_function(task, forward, backward), inputs,
                                               raise_exception=False, fast_mode=True)
         except RuntimeError as exc:
             raise Mismatch(f"on {small}: differentiating backward raised: {str(exc).splitlines()[0]}",
@@ -184,15 +200,15 @@ def run_checks(task, forward, backward, report, own_forward=True):
         try:
             report.ok(name, checks[name]())
         except Mismatch as exc:
-            report.fail(name, exc.what, hint(task, exc.key), names[i + 1:])
+            report.fail(name, exc.what, _hint(task, exc.key), names[i + 1:])
             return
         except Exception as exc:  # an error in the reader's code is a failed check, not a crash
             report.fail(name, f"your code raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                        hint(task, name + ":raised"), names[i + 1:])
+                        _hint(task, name + ":raised"), names[i + 1:])
             return
 
 
-def hint(task, key):
+def _hint(task, key):
     """The most specific hint the task has for ``key`` (e.g. "backward:grad_x:shape")."""
     parts = key.split(":")
     for n in range(len(parts), 0, -1):
@@ -223,16 +239,30 @@ def tasks():
 
 
 def get_task(name):
+    """The module of the task named ``name`` (as ``python -m snippets.workshop list`` prints it)."""
     table = tasks()
+    if not isinstance(name, str):
+        raise TypeError(f"get_task(name): name must be a task name (a str), one of {', '.join(table)}; "
+                        f"got {type(name).__name__}")
     if name not in table:
         raise KeyError(f"unknown task {name!r}; the tasks are: {', '.join(table)}")
     return table[name]
 
 
+def _task_module(task, where):
+    """The task module for ``task``: a task name or a task module (from get_task)."""
+    if isinstance(task, str):
+        return get_task(task)
+    if isinstance(task, types.ModuleType) and hasattr(task, "GRADS") and hasattr(task, "CASES"):
+        return task
+    raise TypeError(f"{where}: task must be a task name such as 'linear' (python -m snippets.workshop list) "
+                    f"or its module, get_task('linear'); got {type(task).__name__}")
+
+
 def check(task, backward, forward=None, who="your code"):
     """Check ``backward`` (and ``forward``, else the task's own) for the task named ``task``.
     ``who`` names the code in the report's first line."""
-    mod = get_task(task) if isinstance(task, str) else task
+    mod = _task_module(task, "check(task, backward)")
     if not callable(backward):
         raise TypeError(f"check({mod.NAME!r}, backward): pass your function {mod.SIGNATURE_BACKWARD}")
     if forward is not None and not callable(forward):
@@ -243,7 +273,12 @@ def check(task, backward, forward=None, who="your code"):
 
 
 def load(path, mod):
-    """The ``backward`` (and ``forward``, or None) defined in the Python file ``path``."""
+    """The ``backward`` (and ``forward``, or None) defined in the Python file ``path``, for the
+    task ``mod`` (a task name or module)."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"load(path, mod): path must be the path of a Python file (a str or Path), "
+                        f"got {type(path).__name__}")
+    mod = _task_module(mod, "load(path, mod)")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
@@ -267,8 +302,8 @@ STARTERS = Path(__file__).resolve().parent / "starters"
 
 
 def starter_path(name):
+    """The starter file of the task named ``name``."""
+    get_task(name)  # a clear error for a name that is not a task
     return STARTERS / f"{name}.py"
 
 
-if __name__ == "__main__":
-    sys.exit("run python -m snippets.workshop")
