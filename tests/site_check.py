@@ -217,7 +217,8 @@ class Load:
 
 # Runs in every page before its own scripts: counts mermaid renders started and in flight,
 # through whichever object is `window.mermaid` (the site's stand-in, then the real library),
-# so that "every diagram has been drawn, or has failed" can be waited for exactly.
+# and the elements KaTeX's auto-render has been run on, so that "every diagram has been
+# drawn or has failed, every formula typeset or failed" can be waited for exactly.
 TRACK_RENDERS = r"""(() => {
   let current;
   window.__renders = {started: 0, pending: 0};
@@ -237,6 +238,18 @@ TRACK_RENDERS = r"""(() => {
       current = value;
     },
   });
+  // the same for KaTeX's auto-render: how many elements it has been run on
+  let typeset;
+  window.__typeset = 0;
+  Object.defineProperty(window, "renderMathInElement", {
+    configurable: true,
+    get() { return typeset; },
+    set(value) {
+      typeset = typeof value !== "function" ? value : function () {
+        try { return value.apply(this, arguments); } finally { window.__typeset++; }
+      };
+    },
+  });
 })();"""
 
 # True when the page has settled: every diagram drawn or failed, every formula typeset or
@@ -248,7 +261,7 @@ SETTLED = r"""() => {
   const diagrams = pre === 0 ? r.pending === 0 : (r.started > 0 && r.pending === 0);
   const formulas = document.querySelectorAll(".arithmatex").length;
   const math = formulas === 0 || document.querySelectorAll(".katex").length >= formulas
-    || typeof window.renderMathInElement === "function";
+    || (window.__typeset || 0) >= formulas;
   return diagrams && math;
 }"""
 
