@@ -346,24 +346,27 @@ class Browser:
         return self._context
 
     @staticmethod
-    def settle(page, timeout_ms=15000):
+    def settle(page, timeout_ms=60000):
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+        # A page settles when every diagram and formula has been drawn or has failed; the
+        # timeout is reached only by a page whose loader never runs (it is then reported
+        # by what is missing), so it is generous: a loaded machine is slow, not wrong.
         try:
             page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
         except PlaywrightTimeout:
-            pass  # what is missing is reported by the checks
+            pass
 
     @staticmethod
     def result(page, copies=True) -> Load:
         return Load(page.url, page.content(), list(page.requests), list(page.errors), 0,
                     page.evaluate(COPY_READER) if copies else None)
 
-    def open(self, url: str, timeout_ms: int = 15000, empty=(), copies=True) -> Load:
+    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True) -> Load:
         """Load ``url``, let it settle, return what the reader sees."""
         return self.open_many([url], timeout_ms=timeout_ms, empty=empty, copies=copies)[0]
 
-    def open_many(self, urls: list[str], at_once: int = 3, timeout_ms: int = 15000, empty=(), copies=True) -> list[Load]:
+    def open_many(self, urls: list[str], at_once: int = 3, timeout_ms: int = 60000, empty=(), copies=True) -> list[Load]:
         """Load ``urls``, ``at_once`` pages loading side by side; one Load per URL."""
         results = []
         for i in range(0, len(urls), at_once):
@@ -391,7 +394,7 @@ class Browser:
             self.settle(page)
             return page.evaluate(script)
 
-    def navigate(self, start_url: str, target: str, empty=(), timeout_ms: int = 15000) -> Load:
+    def navigate(self, start_url: str, target: str, empty=(), timeout_ms: int = 60000) -> Load:
         """Open ``start_url``, then go to ``target`` by Material's instant navigation (as a
         click on a link does: no page load); return the load (its DOM is target's)."""
         with self.page(empty) as page:
@@ -551,7 +554,7 @@ def load_after_instant_navigation(site: Path, start: str, target: str, workdir: 
     """
     with serve(site) as base:
         result = browser().navigate(base + start, target, empty=[base + name for name in without],
-                                    timeout_ms=4000 if without else 15000)
+                                    timeout_ms=4000 if without else 60000)
     return result, (site / target / "index.html").read_text(encoding="utf-8")
 
 
