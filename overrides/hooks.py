@@ -158,9 +158,15 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_startup(command, dirty):
+    import logging
+
     from bookcheck import serve
 
     serve.started(command == "serve" and dirty)
+    if command == "serve" and dirty:
+        # `make serve` asks for dirty rebuilds on purpose; mkdocs' notice about them is a
+        # warning, which strict mode (mkdocs.yml) would turn into an aborted build.
+        logging.getLogger("mkdocs.commands.build").addFilter(lambda r: "'dirty' build" not in r.getMessage())
 
 
 def on_files(files, config):
