@@ -64,7 +64,7 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
     good = page(tmp_path, '''\
         <!--pytest.mark.raises("ValueError", match="bad size")-->
         ```sh
-        python -c 'raise ValueError("bad size: 3")'
+        echo "Traceback (most recent call last):" >&2; echo "ValueError: bad size: 3" >&2; exit 1
         ```
 
         <!--pytest-codeblocks:expected-output-->
@@ -75,8 +75,8 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
     blocks = parse_text(good.read_text(), good)
     check_block(blocks, blocks[0])
     for code, message in [("true", "but the command succeeded"),
-                          ("python -c 'raise KeyError(1)'", "expected ValueError, but the command failed"),
-                          ("python -c 'raise ValueError(\"other\")'", "does not match 'bad size'")]:
+                          ("echo 'KeyError: 1' >&2; exit 1", "expected ValueError, but the command failed"),
+                          ("echo 'ValueError: other' >&2; exit 1", "does not match 'bad size'")]:
         bad = page(tmp_path, f'''\
             <!--pytest.mark.raises("ValueError", match="bad size")-->
             ```sh
