@@ -400,10 +400,11 @@ class Browser:
         with self.page(empty) as page:
             page.goto(start_url, wait_until="load", timeout=60000)
             self.settle(page, timeout_ms)
-            page.evaluate("(t) => { window.__before = location.pathname; location$.next(new URL(t, location.href)); }",
-                          "/" + target)
-            try:
-                page.wait_for_function("(t) => location.pathname.endsWith(t)", arg=target, timeout=timeout_ms)
+            before = page.evaluate("() => document.title")
+            page.evaluate("(t) => location$.next(new URL(t, location.href))", "/" + target)
+            try:  # Material swaps the content in place: wait for the new page's title
+                page.wait_for_function("(a) => document.title !== a[0] || location.pathname.endsWith(a[1])",
+                                       arg=[before, target], timeout=min(timeout_ms, 10000))
             except Exception:  # noqa: BLE001 - the caller sees that the DOM is not target's
                 pass
             self.settle(page, timeout_ms)
