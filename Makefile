@@ -1,12 +1,15 @@
-# The two commands of the README: `make serve` and `make test`. Each sets up .venv first,
-# and set-up is skipped when .venv is already up to date with pyproject.toml and constraints.txt.
+# The commands of the README: `make serve`, `make test`, `make test-page PAGE=...`, and
+# `make drift TORCH=...`. Each sets up .venv first; set-up is skipped when .venv is up to
+# date with pyproject.toml and constraints.txt.
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+PAGE   ?= docs/part1/hand-trace.md
+TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test build clean
+.PHONY: serve test test-page build drift clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11; run: make PYTHON=/path/to/python3.11 ..."'
@@ -14,14 +17,25 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
 	touch $(STAMP)
 
+# Rebuilds only the pages whose source changed (a page added or deleted rebuilds all).
+# Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
+# shows; `make build` and `make test` are strict.
 serve: $(STAMP)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	$(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
 
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# One page: its blocks, diagrams and tables, and the tests of the snippets it uses.
+test-page: $(STAMP)
+	@args="$$($(BIN)/python -m bookcheck.related $(PAGE))" && $(BIN)/python -m pytest -q $$args
+
+# Which outputs and errors of the pages change on another torch: a report, not a test.
+drift: $(STAMP)
+	$(BIN)/python -m bookcheck.drift --torch $(TORCH)
 
 clean:
 	rm -rf site $(VENV)

@@ -1,8 +1,9 @@
 """Build hooks (mkdocs.yml `hooks:`).
 
 0. The page stamp: for every Markdown page with code, how its blocks are verified, counted by
-   the test harness's own classification (tests/harness.py), and the date and commit of the
-   build. The template (overrides/main.html) prints it; tests/test_site.py checks it is true.
+   the harness's own page model (bookcheck, in tests/bookcheck/, installed with the book's
+   package), and the date and commit of the build. The template (overrides/main.html)
+   prints it; tests/test_site.py checks it is true.
 
 1. The test markers of a page (HTML comments such as <!--pytest-codeblocks:cont-->) are
    removed from its Markdown before it is rendered. Left in, Markdown wraps such a comment
@@ -12,12 +13,18 @@
    mkdocs-jupyter (nbconvert's) embeds a MathJax loader, and a module script that imports
    mermaid from a CDN when a notebook has a mermaid output. The book typesets math with its
    vendored KaTeX and makes no request off its own origin, so both are removed.
+3. Notebooks are executed once per content key (bookcheck.notebooks: the notebook, the
+   snippets it imports, torch and Python versions), and that key is part of mkdocs-jupyter's
+   own cache key, so `make serve` and repeated builds never execute a notebook whose key is
+   unchanged, and the tests use the same executed notebooks.
+4. Rebuilds stay fast: mermaid2's HTML pass is skipped on pages without a diagram (it parses
+   every page with BeautifulSoup to find one), and code highlighting is cached by
+   (code, language, options).
 """
 
 import datetime
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +37,8 @@ CDN_SCRIPTS = [
 ]
 
 
-MARKER_LINE = re.compile(r"^[ \t]*<!--\s*(?:pytest[-.]|hand-trace:).*?-->[ \t]*\n", re.M)
+from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
+from bookcheck.markers import MARKER_LINE  # noqa: E402
 
 
 def on_post_page(output, page, config):
@@ -54,17 +62,90 @@ def on_config(config):
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     BUILD["commit"] = (commit + (" with local changes" if dirty else "")) if commit else "unknown (not a git checkout)"
     BUILD["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    _share_notebook_execution()
+    _skip_mermaid_pass_without_diagrams(config)
+    _cache_highlighting()
     return config
+
+
+def _share_notebook_execution():
+    import tempfile
+
+    from mkdocs_jupyter import plugin as jupyter
+
+    from bookcheck import notebooks
+
+    if getattr(jupyter, "_book_keyed", False):
+        return
+    key_of = jupyter._compute_cache_key
+    nb2html = jupyter.convert.nb2html
+
+    def cache_key(nb_path, config, exec_nb):
+        return key_of(nb_path, config, exec_nb) + (notebooks.content_key(nb_path) if exec_nb else "")
+
+    def executed_nb2html(nb_path, execute=False, **kwargs):
+        if not (execute and str(nb_path).endswith(".ipynb")):
+            return nb2html(nb_path, execute=execute, **kwargs)
+        import nbformat
+
+        nb = notebooks.execute(Path(nb_path))  # raises CellExecutionError if a cell fails
+        with tempfile.TemporaryDirectory() as tmp:
+            done = Path(tmp) / Path(nb_path).name
+            nbformat.write(nb, done)
+            return nb2html(str(done), execute=False, **kwargs)
+
+    jupyter._compute_cache_key = cache_key
+    jupyter.convert.nb2html = executed_nb2html
+    jupyter._book_keyed = True
+
+
+def _skip_mermaid_pass_without_diagrams(config):
+    """mermaid2 parses every page with BeautifulSoup to look for diagrams; on a page with
+    none it only re-serializes the HTML. Its registered post_page handler is wrapped with a
+    string check first (the plugins are loaded before this hook runs, so their bound
+    methods are replaced in the event list, not on the class)."""
+    events = config.plugins.events["post_page"]
+    for i, method in enumerate(events):
+        owner = getattr(method, "__self__", None)
+        if type(owner).__module__.startswith("mermaid2") and not getattr(method, "_book_precheck", False):
+            events[i] = _precheck(method)
+
+
+def _precheck(on_post_page):
+    def precheck(output_content, *args, **kwargs):
+        if 'class="mermaid"' not in output_content and "language-mermaid" not in output_content:
+            return output_content  # no diagram: nothing for mermaid2 to do on this page
+        return on_post_page(output_content, *args, **kwargs)
+
+    precheck._book_precheck = True
+    return precheck
+
+
+_HIGHLIGHTED = {}
+
+
+def _cache_highlighting():
+    from pymdownx import highlight
+
+    cls = highlight.Highlight
+    if getattr(cls, "_book_cached", False):
+        return
+    original = cls.highlight
+
+    def cached(self, src, language, *args, **kwargs):
+        key = (src, language, repr(args), repr(sorted(kwargs.items())), repr(sorted(vars(self).items())))
+        if key not in _HIGHLIGHTED:
+            _HIGHLIGHTED[key] = original(self, src, language, *args, **kwargs)
+        return _HIGHLIGHTED[key]
+
+    cls.highlight = cached
+    cls._book_cached = True
 
 
 def on_page_markdown(markdown, page, config, files):
     if not page.file.src_uri.endswith(".md"):
         return markdown
-    if str(ROOT / "tests") not in sys.path:
-        sys.path.insert(0, str(ROOT / "tests"))
-    import harness
-
-    counts, reasons = harness.fence_counts([Path(page.file.abs_src_path)])
+    counts, reasons = text_counts(markdown, Path(page.file.abs_src_path))
     blocks = counts["run"] + counts["skipped"]
     if blocks:
         page.meta["book_stamp"] = dict(
@@ -74,6 +155,25 @@ def on_page_markdown(markdown, page, config, files):
             **BUILD,
         )
     return MARKER_LINE.sub("", markdown)
+
+
+def on_startup(command, dirty):
+    import logging
+
+    from bookcheck import serve
+
+    serve.started(command == "serve" and dirty)
+    if command == "serve" and dirty:
+        # `make serve` asks for dirty rebuilds on purpose; mkdocs' notice about them is a
+        # warning, which strict mode (mkdocs.yml) would turn into an aborted build.
+        logging.getLogger("mkdocs.commands.build").addFilter(lambda r: "'dirty' build" not in r.getMessage())
+
+
+def on_files(files, config):
+    from bookcheck import serve
+
+    serve.pages_changed(files)
+    return files
 
 
 # 3. The book's `snippets` package as a wheel on the site (downloads/), and its address in the

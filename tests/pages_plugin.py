@@ -1,66 +1,99 @@
 """pytest plugin (loaded with -p in pyproject.toml): every page of docs/ becomes tests.
 
-Per page: its guard, each runnable block, each autograd-graph diagram and each hand-trace
-table (harness.py says what each check means).
+Per page: its guard, each runnable block, each diagram checked against code and each
+hand-trace table (tests/bookcheck/ says what each check means). Each cont chain of a page
+runs once per seed; its blocks are checked against the recorded outputs.
+
+Options: ``--update-outputs`` rewrites the expected-output fences of the pages run from what
+their blocks print (review with ``git diff``).
+
+The site build (tests/test_site.py) is started in a background process when the session
+starts, so it runs while the pages' blocks do; the site's tests run last.
 """
+
+from __future__ import annotations
 
 import pytest
 
-import harness
+from bookcheck import DOCS, HarnessError, markers
+from bookcheck.counts import fence_counts
+from bookcheck.diagrams import check_diagram
+from bookcheck.guard import guard
+from bookcheck.page import parse_page
+from bookcheck.run import PageRuns, check_block
+from bookcheck.tables import table_checks
 
-MARKERS = {
-    "raises": 'raises("TypeName", match="regex"): the block must raise exactly that, and shows it',
-    "warns": 'warns("TypeName", match="regex"): the block must emit that warning',
-    "cont": "the block continues the previous python block of the page (same namespace)",
-    "graph_of": 'graph_of("name"): a mermaid diagram that must equal the autograd graph of name',
-    "diagram_from": 'diagram_from("expr"): a mermaid diagram that must equal expr, evaluated after the block above',
-}
+UPDATES: dict = {}  # path -> {line of the block's fence: what it prints}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-outputs", action="store_true",
+                     help="rewrite the pages' expected-output fences from what their blocks print")
 
 
 def pytest_configure(config):
-    for name, text in MARKERS.items():
-        config.addinivalue_line("markers", f"{name}: {text}")
+    for line in markers.pytest_marker_lines():
+        config.addinivalue_line("markers", line)
 
 
 def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".md" and harness.DOCS in file_path.resolve().parents:
+    if file_path.suffix == ".md" and DOCS in file_path.resolve().parents:
         return Page.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The site's checks last: its build runs in the background meanwhile (see test_site)."""
+    site = [i for i in items if i.nodeid.startswith("tests/test_site.py")]
+    if site:
+        items[:] = [i for i in items if i not in site] + site
+        import site_check
+
+        site_check.start_book_build()
+
+
+def pytest_unconfigure(config):
+    import sys
+
+    if "site_check" in sys.modules:
+        sys.modules["site_check"].close_browser()
 
 
 class Page(pytest.File):
     def collect(self):
         yield Check.from_parent(self, name="guard", run=lambda: _guard(self.path))
         try:
-            blocks = harness.parse_page(self.path)
-        except (RuntimeError, harness.HarnessError):
+            blocks = parse_page(self.path)
+        except (RuntimeError, HarnessError):
             return  # the guard item reports it
+        runs = PageRuns(blocks)
+        update = self._record if self.config.getoption("update_outputs") else None
         for b in blocks:
-            if b.syntax in harness.RUN_SYNTAX:
-                skip = b.mark("skip")
+            if b.runnable:
                 item = Check.from_parent(
-                    self, name=f"line {b.lineno}", run=lambda b=b: harness.check_block(blocks, b)
+                    self, name=f"line {b.lineno}", run=lambda b=b: check_block(blocks, b, runs, update)
                 )
-                if skip is not None:
-                    item.add_marker(pytest.mark.skip(reason=f"{b.where}: {harness._reason(skip)}"))
+                if b.kind == "skipped":
+                    item.add_marker(pytest.mark.skip(reason=f"{b.where}: {b.mark('skip').reason}"))
                 yield item
-            elif b.syntax in harness.DIAGRAM_SYNTAX and any(b.mark(m) for m in harness.DIAGRAM_MARKS):
-                yield Check.from_parent(
-                    self, name=f"line {b.lineno} diagram", run=lambda b=b: harness.check_diagram(blocks, b)
-                )
+            elif b.kind == "checked diagram":
+                yield Check.from_parent(self, name=f"line {b.lineno} diagram", run=lambda b=b: check_diagram(blocks, b))
         try:
-            tables = harness.table_checks(self.path)
-        except harness.HarnessError as exc:
+            tables = table_checks(self.path)
+        except HarnessError as exc:
             yield Check.from_parent(self, name="tables", run=lambda exc=exc: _raise(exc))
             return
         for table, check in tables:
             yield Check.from_parent(self, name=f"line {table.lineno} {table.kind} table", run=check)
 
+    def _record(self, block, shown):
+        UPDATES.setdefault(block.path, {})[block.lineno] = shown
+
 
 def _guard(path):
-    problems = harness.guard(path)
+    problems = guard(path)
     if problems:
-        raise harness.HarnessError("\n".join(problems))
+        raise HarnessError("\n".join(problems))
 
 
 def _raise(exc):
@@ -76,7 +109,7 @@ class Check(pytest.Item):
         self._run()
 
     def repr_failure(self, excinfo):
-        if isinstance(excinfo.value, harness.HarnessError):
+        if isinstance(excinfo.value, HarnessError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -86,10 +119,21 @@ class Check(pytest.Item):
         return self.path, int(digits) - 1 if digits else 0, f"{self.path.name}::{self.name}"
 
 
+def pytest_sessionfinish(session):
+    if not UPDATES:
+        return
+    from bookcheck.update import rewrite
+
+    for path, printed in sorted(UPDATES.items()):
+        n = rewrite(path, printed)
+        session.config.get_terminal_writer().line(f"--update-outputs: {path}: {n} output block(s) rewritten")
+    UPDATES.clear()
+
+
 def pytest_terminal_summary(terminalreporter):
-    pages = sorted(harness.DOCS.rglob("*.md"))
+    pages = sorted(DOCS.rglob("*.md"))
     try:
-        counts, reasons = harness.fence_counts(pages)
+        counts, reasons = fence_counts(pages)
     except Exception as exc:  # noqa: BLE001 - the guard tests report broken pages
         terminalreporter.write_line(f"fence counts unavailable: {exc}")
         return

@@ -69,6 +69,22 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
     return blocks, problems
 
 
+def copied_pages(inspected: dict) -> tuple[dict, dict]:
+    """{page: python blocks as copied from the site}, and structural problems, from
+    site_check.inspect_site()'s result."""
+    pages, problems = {}, {}
+    for rel, (result, _) in inspected.items():
+        md = source_of(rel)
+        if md is None or result.copies is None:
+            continue
+        blocks, found = pair_blocks(result.copies, md)
+        if found:
+            problems[rel] = found
+        if blocks:
+            pages[rel] = blocks
+    return pages, problems
+
+
 def _run_page(job: dict) -> list[str]:
     """Run in a fresh child: every block in one namespace; what each printed, or raised."""
     # A reader's own `python` on Linux starts processes by fork (Python 3.11's default); a

@@ -1,5 +1,15 @@
 """Build the site and check it in a real browser (Debian chromium, headless).
 
+One browser for all the checks: the system chromium, driven by Playwright (no browser
+download), started once per test session (``Browser``; test_site.py's ``browser`` fixture).
+``Browser.open(url)`` loads a page, waits until its diagrams and formulas have been drawn
+(or have failed), and returns what the reader sees: the DOM, every request the page made,
+console errors, and what each copy button gives. New checks of the site take a ``Load``
+or call ``Browser.evaluate(url, js)``.
+
+The book's build is started in the background when the session starts
+(``start_book_build``, from the pages plugin) and awaited by ``book_build()``.
+
 Used by test_site.py on the real book and on fixture sites that must fail. Also a small
 command line for looking at pages as a reader would:
 
@@ -63,19 +73,84 @@ class Build:
     site: Path
 
 
+def _build_command(dest: Path, config: Path):
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
+    return [str(VENV_BIN / "mkdocs"), "build", "--strict", "-f", str(config), "-d", str(dest)], env
+
+
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
-    """``mkdocs build --strict`` into ``dest``, notebooks executed afresh (no cache)."""
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", MKDOCS_JUPYTER_CACHE="false")
+    """``mkdocs build --strict`` into ``dest``. Notebooks are executed once per content key
+    (bookcheck.notebooks), so a change to a notebook, a snippet it imports, torch or Python
+    executes them afresh."""
+    command, env = _build_command(dest, config)
     start = time.perf_counter()
-    proc = subprocess.run(
-        [str(VENV_BIN / "mkdocs"), "build", "--strict", "-f", str(config), "-d", str(dest)],
-        cwd=config.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
     return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
+
+
+class BackgroundBuilds:
+    """Site builds started when the test session starts, run one after the other in a
+    background thread while the pages' blocks run; ``result(name)`` waits for one."""
+
+    def __init__(self):
+        self._jobs: dict[str, tuple] = {}
+        self._results: dict[str, Build] = {}
+        self._lock = threading.Lock()
+        self._thread = None
+        self._tmp = Path(tempfile.mkdtemp(prefix="book-builds-"))
+        import atexit
+
+        atexit.register(shutil.rmtree, self._tmp, True)
+
+    def add(self, name: str, config_of) -> None:
+        """``config_of(workdir)`` returns the mkdocs.yml to build (called in the background)."""
+        with self._lock:
+            if name not in self._jobs:
+                self._jobs[name] = (config_of, threading.Event())
+
+    def start(self):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        for name in list(self._jobs):
+            self._build(name)
+
+    def _build(self, name):
+        config_of, done = self._jobs[name]
+        with self._lock:
+            if name in self._results or getattr(done, "taken", False):
+                return
+            done.taken = True
+        try:
+            workdir = self._tmp / name.replace("/", "-")
+            config = config_of(workdir)
+            self._results[name] = build_site(workdir / "site", config)
+        except Exception as exc:  # noqa: BLE001 - reported by the test that asks for it
+            self._results[name] = Build(1, f"{type(exc).__name__}: {exc}", 0.0, self._tmp / name / "site")
+        finally:
+            done.set()
+
+    def result(self, name: str) -> Build:
+        config_of, done = self._jobs[name]
+        self._build(name)  # not started yet: build it here
+        done.wait()
+        return self._results[name]
+
+
+BUILDS = BackgroundBuilds()
+BUILDS.add("book", lambda workdir: ROOT / "mkdocs.yml")
+BUILDS.add("notebook-site", lambda workdir: fixture_project(ROOT / "tests" / "fixtures" / "notebook-site", workdir))
+BUILDS.add("broken-site", lambda workdir: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir))
+
+
+def start_book_build(site_pass: bool = True):
+    """Start the book's build (and the fixture sites') in the background, and the book's
+    browser pass and round trip after it."""
+    BUILDS.start()
+    if site_pass and chromium() is not None:
+        SITE_PASS.start()
 
 
 def fixture_project(pages: Path, workdir: Path) -> Path:
@@ -126,7 +201,7 @@ def site_pages(site: Path) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Loading a page in the browser
+# The browser
 # --------------------------------------------------------------------------------------------
 
 
@@ -134,56 +209,299 @@ def site_pages(site: Path) -> list[str]:
 class Load:
     url: str
     dom: str
-    requests: list = field(default_factory=list)  # (initiator, url) made by the page
-    console: list = field(default_factory=list)  # console errors
-    returncode: int = 0
-    copies: list | None = None  # [{"lang", "text"}] as the copy buttons give them (if injected)
+    requests: list = field(default_factory=list)  # (page url, request url) made by the page
+    console: list = field(default_factory=list)  # console errors and uncaught exceptions
+    returncode: int = 0  # 0: the page loaded
+    copies: list | None = None  # [{"lang", "text"}] as the copy buttons give them
 
 
-def load(url: str, budget_ms: int = 15000) -> Load:
-    """Open ``url`` headless, let scripts run, return the DOM, the page's requests, errors."""
-    with tempfile.TemporaryDirectory() as tmp:
-        netlog = Path(tmp) / "net.json"
-        proc = subprocess.run(
-            [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp}/profile", f"--log-net-log={netlog}",
-             "--enable-logging=stderr", "--v=0", f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
-            capture_output=True,
-            text=True,
-            timeout=120,
+# Runs in every page before its own scripts: counts mermaid renders started and in flight,
+# through whichever object is `window.mermaid` (the site's stand-in, then the real library),
+# and the elements KaTeX's auto-render has been run on, so that "every diagram has been
+# drawn or has failed, every formula typeset or failed" can be waited for exactly.
+TRACK_RENDERS = r"""(() => {
+  let current;
+  window.__renders = {started: 0, pending: 0};
+  Object.defineProperty(window, "mermaid", {
+    configurable: true,
+    get() { return current; },
+    set(value) {
+      if (value && typeof value.render === "function" && !value.__tracked) {
+        const render = value.render;
+        value.render = function () {
+          window.__renders.started++; window.__renders.pending++;
+          return Promise.resolve(render.apply(value, arguments))
+            .finally(() => { window.__renders.pending--; });
+        };
+        value.__tracked = true;
+      }
+      current = value;
+    },
+  });
+  // the same for KaTeX's auto-render: how many elements it has been run on
+  let typeset;
+  window.__typeset = 0;
+  Object.defineProperty(window, "renderMathInElement", {
+    configurable: true,
+    get() { return typeset; },
+    set(value) {
+      typeset = typeof value !== "function" ? value : function () {
+        try { return value.apply(this, arguments); } finally { window.__typeset++; }
+      };
+    },
+  });
+})();"""
+
+# True when the page has settled: every diagram drawn or failed, every formula typeset or
+# KaTeX done with it.
+SETTLED = r"""() => {
+  if (document.readyState !== "complete" || !document.querySelector("article")) return false;
+  const pre = document.querySelectorAll("pre.mermaid").length;
+  const r = window.__renders || {started: 0, pending: 0};
+  const diagrams = pre === 0 ? r.pending === 0 : (r.started > 0 && r.pending === 0);
+  const formulas = document.querySelectorAll(".arithmatex").length;
+  const math = formulas === 0 || document.querySelectorAll(".katex").length >= formulas
+    || (window.__typeset || 0) >= formulas;
+  return diagrams && math;
+}"""
+
+# What Material's copy button puts on the clipboard (its extract(): mark the code element
+# data-md-copying, take data-copy or innerText, trim the end), for every button on the page,
+# with every collapsible block opened first (a reader opens it to copy from it; the text of a
+# closed one is not rendered).
+COPY_READER = r"""() => {
+  const out = [];
+  document.querySelectorAll("details").forEach((d) => { d.open = true; });
+  document.querySelectorAll("button[data-clipboard-target]").forEach((button) => {
+    const el = document.querySelector(button.getAttribute("data-clipboard-target"));
+    if (!el) return;
+    el.setAttribute("data-md-copying", "");
+    const holder = el.closest("[data-copy]");
+    const text = holder ? holder.getAttribute("data-copy") : el.innerText;
+    el.removeAttribute("data-md-copying");
+    const box = el.closest(".highlight");
+    const lang = box ? Array.from(box.classList).filter((c) => c.indexOf("language-") === 0)[0] : "";
+    out.push({lang: (lang || "").replace("language-", ""), text: text.replace(/\s+$/, "")});
+  });
+  return out;
+}"""
+
+
+class BrowserMissing(RuntimeError):
+    pass
+
+
+class Browser:
+    """One headless chromium (the system's, driven by Playwright) for every check of a session.
+
+    Each ``open`` uses a fresh browser context (no cache, cookies or storage shared between
+    pages). Requests to any host but 127.0.0.1 are recorded and never leave the machine.
+    """
+
+    def __init__(self):
+        path = chromium()
+        if path is None:
+            raise BrowserMissing("Debian chromium is not installed")
+        from playwright.sync_api import sync_playwright
+
+        self._playwright = sync_playwright().start()
+        self._browser = self._playwright.chromium.launch(
+            executable_path=path, headless=True,
+            args=[f for f in CHROMIUM_FLAGS if f != "--headless"]
+            + ["--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
         )
-        requests = page_requests(netlog, url)
-    console = [
-        line for line in proc.stderr.splitlines()
-        if "CONSOLE" in line and ("Uncaught" in line or "Error" in line)
-    ]
-    copies = None
-    found = re.search(r'<script id="__copies" type="application/json">(.*?)</script>', proc.stdout, re.S)
-    if found:
-        copies = json.loads(found.group(1))
-    return Load(url, proc.stdout, requests, console, proc.returncode, copies)
+
+    def close(self):
+        if self._playwright is not None:
+            self._browser.close()
+            self._playwright.stop()
+            self._playwright = None
+
+    @contextlib.contextmanager
+    def page(self, empty=()):
+        """A fresh page. Pages share one browser context (its HTTP and code caches: the
+        mermaid and KaTeX libraries are parsed once); ``empty``: URL globs answered with an
+        empty file (as if emptied), in a context of their own."""
+        context = self._browser.new_context() if empty else self._shared_context()
+        try:
+            for pattern in empty:
+                context.route(pattern, lambda route: route.fulfill(status=200, body="",
+                                                                    content_type="application/javascript"))
+            page = context.new_page()
+            page.add_init_script(TRACK_RENDERS)
+            page.requests, page.errors = [], []
+            page.on("request", lambda r: page.requests.append((page.url, r.url)))
+            page.on("console", lambda m: page.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+            page.on("pageerror", lambda e: page.errors.append(f"Uncaught {e}"))
+            yield page
+        finally:
+            if empty:
+                context.close()
+            else:
+                page.close()
+
+    def _shared_context(self):
+        if getattr(self, "_context", None) is None:
+            self._context = self._browser.new_context()
+        return self._context
+
+    @staticmethod
+    def settle(page, timeout_ms=60000):
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        # A page settles when every diagram and formula has been drawn or has failed; the
+        # timeout is reached only by a page whose loader never runs (it is then reported
+        # by what is missing), so it is generous: a loaded machine is slow, not wrong.
+        try:
+            page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
+        except PlaywrightTimeout:
+            pass
+
+    @staticmethod
+    def result(page, copies=True) -> Load:
+        return Load(page.url, page.content(), list(page.requests), list(page.errors), 0,
+                    page.evaluate(COPY_READER) if copies else None)
+
+    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True) -> Load:
+        """Load ``url``, let it settle, return what the reader sees."""
+        return self.open_many([url], timeout_ms=timeout_ms, empty=empty, copies=copies)[0]
+
+    def open_many(self, urls: list[str], at_once: int = 3, timeout_ms: int = 60000, empty=(), copies=True) -> list[Load]:
+        """Load ``urls``, ``at_once`` pages loading side by side; one Load per URL."""
+        results = []
+        for i in range(0, len(urls), at_once):
+            with contextlib.ExitStack() as stack:
+                opened = []
+                for url in urls[i:i + at_once]:
+                    page = stack.enter_context(self.page(empty))
+                    try:
+                        page.goto(url, wait_until="commit", timeout=60000)
+                        opened.append((url, page, None))
+                    except Exception as exc:  # noqa: BLE001 - reported as a page that did not load
+                        opened.append((url, page, exc))
+                for url, page, exc in opened:
+                    if exc is not None:
+                        results.append(Load(url, "", list(page.requests), [str(exc)], 1, None))
+                        continue
+                    self.settle(page, timeout_ms)
+                    results.append(self.result(page, copies))
+        return results
+
+    def evaluate(self, url: str, script: str):
+        """Load ``url``, let it settle, return ``script`` (a JS function) evaluated in it."""
+        with self.page() as page:
+            page.goto(url, wait_until="load", timeout=60000)
+            self.settle(page)
+            return page.evaluate(script)
+
+    def navigate(self, start_url: str, target: str, empty=(), timeout_ms: int = 60000) -> Load:
+        """Open ``start_url``, then go to ``target`` by Material's instant navigation (as a
+        click on a link does: no page load); return the load (its DOM is target's)."""
+        with self.page(empty) as page:
+            page.goto(start_url, wait_until="load", timeout=60000)
+            self.settle(page, timeout_ms)
+            before = page.evaluate("() => document.title")
+            page.evaluate("(t) => location$.next(new URL(t, location.href))", "/" + target)
+            try:  # Material swaps the content in place: wait for the new page's title
+                page.wait_for_function("(a) => document.title !== a[0] || location.pathname.endsWith(a[1])",
+                                       arg=[before, target], timeout=min(timeout_ms, 10000))
+            except Exception:  # noqa: BLE001 - the caller sees that the DOM is not target's
+                pass
+            self.settle(page, timeout_ms)
+            return self.result(page, copies=False)
 
 
-def page_requests(netlog: Path, page_url: str) -> list[tuple[str, str]]:
-    """Requests the page made (initiated by its origin, or its own navigation)."""
-    text = netlog.read_text(encoding="utf-8", errors="replace").rstrip()
-    if not text.endswith("}"):
-        text = text.rstrip(",") + "]}"
-    try:
-        log = json.loads(text)
-    except json.JSONDecodeError:
-        log = json.loads(text + "]}")
-    names = {v: k for k, v in log["constants"]["logEventTypes"].items()}
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(page_url))
-    found = []
-    for event in log.get("events", []):
-        if names.get(event.get("type")) != "URL_REQUEST_START_JOB":
-            continue
-        params = event.get("params", {})
-        initiator, url = params.get("initiator", ""), params.get("url", "")
-        own_frame = params.get("request_type") in {"main frame", "sub frame"} and url.startswith(origin)
-        if initiator == origin or own_frame:
-            found.append((initiator, url))
-    return found
+class _BrowserThread:
+    """The session's one Browser, used from any thread: Playwright's sync API belongs to the
+    thread that started it, so every call runs in one thread of its own (the test thread and
+    the background site pass share the browser)."""
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="browser")
+        self._browser = None
+
+    def _get(self) -> Browser:
+        if self._browser is None:
+            self._browser = Browser()
+        return self._browser
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            return self._pool.submit(lambda: getattr(self._get(), name)(*args, **kwargs)).result()
+
+        return call
+
+    def start(self):
+        """Start chromium now; raises BrowserMissing, ImportError or Playwright's error."""
+        self._pool.submit(self._get).result()
+
+    def shutdown(self):
+        if self._browser is not None:
+            self._pool.submit(self._browser.close).result()
+        self._pool.shutdown()
+
+
+_BROWSER = None
+_BROWSER_LOCK = threading.Lock()
+
+
+def browser():
+    """The session's browser (a Browser's methods, run in the browser's thread)."""
+    global _BROWSER
+    with _BROWSER_LOCK:
+        if _BROWSER is None:
+            _BROWSER = _BrowserThread()
+    return _BROWSER
+
+
+def close_browser():
+    global _BROWSER
+    with _BROWSER_LOCK:
+        if _BROWSER is not None:
+            _BROWSER.shutdown()
+            _BROWSER = None
+
+
+class SitePass:
+    """The book's browser pass and round trip, run in the background as soon as its build is
+    done (while the pages' blocks run); ``result()`` waits and returns
+    (inspected, copied pages, structural problems, round-trip problems)."""
+
+    def __init__(self):
+        self._thread = None
+        self._result = None
+        self._error = None
+
+    def start(self):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+
+    def _run(self):
+        try:
+            import round_trip
+
+            build = BUILDS.result("book")
+            if build.returncode != 0:
+                raise RuntimeError("the book's build failed:\n" + build.log[-3000:])
+            browser().start()
+            inspected = inspect_site(build.site)
+            pages, structural = round_trip.copied_pages(inspected)
+            self._result = (inspected, pages, structural, round_trip.round_trip(pages))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test that waits for it
+            self._error = exc
+
+    def result(self):
+        self.start()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+SITE_PASS = SitePass()
 
 
 def check_loaded_page(result: Load, html: str) -> list[str]:
@@ -193,7 +511,9 @@ def check_loaded_page(result: Load, html: str) -> list[str]:
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(result.url))
     if result.returncode != 0 or "<article" not in dom:
         problems.append(f"the page did not load (exit {result.returncode})")
-    off_site = sorted({u for _, u in result.requests if not (u.startswith(origin + "/") or u == origin)})
+    off_site = sorted({u for _, u in result.requests
+                       if u.split(":", 1)[0] in {"http", "https", "ws", "wss"}
+                       and not (u.startswith(origin + "/") or u == origin)})
     if off_site:
         problems.append("requests off the site's origin: " + ", ".join(off_site))
     diagrams = html.count('<pre class="mermaid">')
@@ -221,80 +541,35 @@ def site_problems(inspected: dict[str, tuple[Load, str]]) -> dict[str, list[str]
     return {rel: problems for rel, problems in found.items() if problems}
 
 
-def check_site(site: Path, workdir: Path) -> dict[str, list[str]]:
+def check_site(site: Path, workdir: Path | None = None) -> dict[str, list[str]]:
     """Open every page of a built site; return {page: problems} for the pages with problems."""
     return site_problems(inspect_site(site, workdir))
 
 
-def load_after_instant_navigation(site: Path, start: str, target: str, workdir: Path, without=()) -> tuple[Load, str]:
+def load_after_instant_navigation(site: Path, start: str, target: str, workdir: Path | None = None,
+                                  without=()) -> tuple[Load, str]:
     """Open ``start``, then go to ``target`` by Material's instant navigation (no page load).
 
-    A copy of the site is used, whose ``start`` page gets a script that navigates the way a
-    click on a link does; files named in ``without`` are emptied in the copy. Returns the load (its DOM is ``target``'s content) and target's HTML.
+    Files named in ``without`` are served empty, to show what they are needed for. Returns
+    the load (its DOM is ``target``'s content) and target's HTML.
     """
-    copy = workdir / "site"
-    shutil.copytree(site, copy)
-    for name in without:  # files emptied in the copy, to show what they are needed for
-        (copy / name).write_text("", encoding="utf-8")
-    page = copy / start / "index.html"
-    script = (
-        "<script>document$.subscribe(function () {"
-        f" if (location.pathname.endsWith('/{start}')) setTimeout(function () {{"
-        f" location$.next(new URL('/{target}', location.href)); }}, 500); }});</script>"
-    )
-    page.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"), encoding="utf-8")
-    with serve(copy) as base:
-        result = load(base + start)
+    with serve(site) as base:
+        result = browser().navigate(base + start, target, empty=[base + name for name in without],
+                                    timeout_ms=4000 if without else 60000)
     return result, (site / target / "index.html").read_text(encoding="utf-8")
 
 
-# What Material's copy button puts on the clipboard (its extract(): mark the code element
-# data-md-copying, take data-copy or innerText, trim the end), for every button on the page,
-# collected after Material has mounted them, with every collapsible block opened first (a
-# reader opens it to copy from it; the text of a closed one is not rendered). It loads nothing.
-COPY_READER = r"""<script>document$.subscribe(function () { setTimeout(function () {
-  var out = [];
-  document.querySelectorAll("details").forEach(function (d) { d.open = true; });  // as a reader must
-  document.querySelectorAll("button[data-clipboard-target]").forEach(function (button) {
-    var el = document.querySelector(button.getAttribute("data-clipboard-target"));
-    if (!el) return;
-    el.setAttribute("data-md-copying", "");
-    var holder = el.closest("[data-copy]");
-    var text = holder ? holder.getAttribute("data-copy") : el.innerText;
-    el.removeAttribute("data-md-copying");
-    var box = el.closest(".highlight");
-    var lang = box ? Array.from(box.classList).filter(function (c) { return c.indexOf("language-") === 0; })[0] : "";
-    out.push({lang: (lang || "").replace("language-", ""), text: text.replace(/\s+$/, "")});
-  });
-  var data = document.createElement("script");
-  data.id = "__copies"; data.type = "application/json";
-  data.textContent = JSON.stringify(out).replace(/</g, "\\u003c");
-  document.body.appendChild(data);
-}, 300); });</script>"""
-
-
-def inspect_site(site: Path, workdir: Path, workers: int = 3, only=None) -> dict[str, tuple[Load, str]]:
+def inspect_site(site: Path, workdir: Path | None = None, only=None) -> dict[str, tuple[Load, str]]:
     """Open every page of a built site in the browser; return {page: (load, page's HTML)}.
 
-    The pages are served from a copy of the site in which each HTML page also carries
-    COPY_READER (``only``: just these pages), so one browser pass gives both what the reader sees (checked by
-    check_loaded_page) and what the copy buttons give (used by the round trip).
+    One pass gives both what the reader sees (checked by check_loaded_page) and what the copy
+    buttons give (used by the round trip). ``only``: just these pages.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    copy = workdir / "site"
-    shutil.copytree(site, copy)
     pages = [rel for rel in site_pages(site) if only is None or rel in only]
-    for rel in pages:
-        page = copy / rel
-        page.write_text(page.read_text(encoding="utf-8").replace("</body>", COPY_READER + "</body>"), encoding="utf-8")
-    with serve(copy) as base:
-        def one(rel):
-            url = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
-            return rel, (load(url), (site / rel).read_text(encoding="utf-8"))
-
-        with ThreadPoolExecutor(workers) as pool:
-            return dict(pool.map(one, pages))
+    with serve(site) as base:
+        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
+        loads = browser().open_many(urls)
+    return {rel: (load, (site / rel).read_text(encoding="utf-8")) for rel, load in zip(pages, loads)}
 
 
 def screenshot(url: str, out: Path, dark: bool = False, width: int = 1280, height: int = 2400) -> None:

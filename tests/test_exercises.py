@@ -10,11 +10,9 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
-from nbclient import NotebookClient
 
 from snippets.exercises import accumulation, attempt, broken_graph, gradient_check, hand_trace, notebooks
 from snippets.two_layer import forward, make_tensors
@@ -250,10 +248,11 @@ def test_section_names_a_missing_section():
 
 
 def _execute(name):
-    nb = nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(notebooks.NOTEBOOKS)}}).execute()
-    return name, nb
+    # executed once per content key (notebook, snippets it imports, torch, Python), shared
+    # with the site build: bookcheck.notebooks
+    from bookcheck.notebooks import execute
+
+    return name, execute(notebooks.NOTEBOOKS / f"{name}.ipynb")
 
 
 def test_notebooks_run_top_to_bottom_headless():

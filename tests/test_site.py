@@ -1,6 +1,10 @@
 """The built site: `mkdocs build --strict` passes, and every page works in a real browser
 (diagrams rendered, math rendered, no request off the site's origin, no JavaScript error).
-Fixture sites prove that the browser checks reject what they claim to reject."""
+Fixture sites prove that the browser checks reject what they claim to reject.
+
+The builds run in the background from the start of the session (site_check.BUILDS); one
+browser serves every check (the ``browser`` fixture; ``inspected`` holds every page of the
+book as the browser showed it, for checks that look at all pages)."""
 
 import os
 import re
@@ -18,19 +22,35 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 def need_browser():
+    """The session's browser; a failure in CI, a skip with the reason elsewhere."""
+    message = None
     if site_check.chromium() is None:
         message = (
             "Debian chromium is not installed, so the browser checks of the site cannot run. "
             "Install it with `sudo apt-get install chromium` (bash .ci/run does)."
         )
-        if IN_CI:
-            pytest.fail("CI=true: " + message)
-        pytest.skip(message)
+    else:
+        try:
+            site_check.browser().start()
+            return site_check.browser()
+        except ImportError as exc:
+            message = f"the browser client is missing ({exc}); run `make .venv/.installed`"
+        except Exception as exc:  # noqa: BLE001 - the browser could not start: say why
+            message = f"chromium could not be started by Playwright: {type(exc).__name__}: {exc}"
+    if IN_CI:
+        pytest.fail("CI=true: " + message)
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
-def book(tmp_path_factory):
-    return site_check.build_site(tmp_path_factory.mktemp("book") / "site")
+def browser():
+    """One headless chromium for every check of the site (site_check.Browser)."""
+    return need_browser()
+
+
+@pytest.fixture(scope="session")
+def book():
+    return site_check.BUILDS.result("book")
 
 
 def test_mkdocs_build_strict(book):
@@ -63,20 +83,26 @@ def test_notebook_is_executed_and_downloadable(book):
     assert (book.site / "notebooks" / "first-notebook" / "first-notebook.ipynb").is_file()
 
 
-def test_a_notebook_cell_that_raises_fails_the_build(tmp_path):
-    config = site_check.fixture_project(FIXTURES.parent / "notebook-site", tmp_path / "project")
-    built = site_check.build_site(tmp_path / "site", config)
+def test_a_notebook_cell_that_raises_fails_the_build():
+    built = site_check.BUILDS.result("notebook-site")
     assert built.returncode != 0
     assert "element 0 of tensors does not require grad" in built.log
     assert "CellExecutionError" in built.log
 
 
 @pytest.fixture(scope="session")
-def inspected(book, tmp_path_factory):
-    """Every page of the book opened once in the browser (see site_check.inspect_site)."""
-    need_browser()
+def site_pass(book, browser):
+    """The book's browser pass and round trip (site_check.SitePass), run in the background
+    from the start of the session."""
     assert book.returncode == 0, book.log[-3000:]
-    return site_check.inspect_site(book.site, tmp_path_factory.mktemp("inspected"))
+    return site_check.SITE_PASS.result()
+
+
+@pytest.fixture(scope="session")
+def inspected(site_pass):
+    """Every page of the book opened once in the browser (see site_check.inspect_site):
+    {page: (Load, HTML)}. Checks of every page take this fixture."""
+    return site_pass[0]
 
 
 def test_every_page_works_in_the_browser(inspected):
@@ -85,12 +111,11 @@ def test_every_page_works_in_the_browser(inspected):
     assert problems == {}, "\n".join(f"{page}: {'; '.join(p)}" for page, p in problems.items())
 
 
-def test_diagrams_and_math_render_after_instant_navigation(book, tmp_path):
+def test_diagrams_and_math_render_after_instant_navigation(book, browser):
     """A reader who arrives on a page without diagrams or math and clicks through to one."""
-    need_browser()
     assert book.returncode == 0, book.log[-3000:]
     result, html = site_check.load_after_instant_navigation(
-        book.site, "notebooks/first-notebook/", "part1/hand-trace/", tmp_path
+        book.site, "notebooks/first-notebook/", "part1/hand-trace/"
     )
     assert "Hand trace: one graph by hand" in result.dom, "instant navigation did not happen"
     assert "first-notebook/" in result.url  # the browser never loaded the target page itself
@@ -98,24 +123,21 @@ def test_diagrams_and_math_render_after_instant_navigation(book, tmp_path):
     assert result.dom.count('<div class="mermaid"') == html.count('<pre class="mermaid">') == 2
 
 
-def test_without_the_diagram_loader_material_would_fetch_mermaid_from_a_cdn(book, tmp_path):
+def test_without_the_diagram_loader_material_would_fetch_mermaid_from_a_cdn(book, browser):
     """The same navigation with diagrams.js emptied: the check sees the CDN request and the
     unrendered diagrams, so the test above can fail."""
-    need_browser()
     result, html = site_check.load_after_instant_navigation(
-        book.site, "notebooks/first-notebook/", "part1/hand-trace/", tmp_path, without=["assets/js/diagrams.js"]
+        book.site, "notebooks/first-notebook/", "part1/hand-trace/", without=["assets/js/diagrams.js"]
     )
     problems = " ".join(site_check.check_loaded_page(result, html))
     assert "requests off the site's origin: https://unpkg.com/mermaid@11/dist/mermaid.min.js" in problems
     assert "only 0 of 2 diagrams rendered" in problems
 
 
-def test_browser_checks_reject_broken_pages(tmp_path):
-    need_browser()
-    config = site_check.fixture_project(FIXTURES, tmp_path / "project")
-    built = site_check.build_site(tmp_path / "site", config)
+def test_browser_checks_reject_broken_pages(browser):
+    built = site_check.BUILDS.result("broken-site")
     assert built.returncode == 0, built.log[-3000:]
-    problems = site_check.check_site(built.site, tmp_path / "inspect")
+    problems = site_check.check_site(built.site)
     assert "diagram(s) not rendered" in " ".join(problems["broken-diagram/index.html"])
     assert "requests off the site's origin: https://cdn.example.com/library.min.js" in problems[
         "external-script/index.html"
@@ -123,36 +145,22 @@ def test_browser_checks_reject_broken_pages(tmp_path):
     assert "KaTeX rendered 0 of 1 formulas" in problems["broken-math/index.html"]
 
 
-def copied_pages(inspected):
-    """{page: python blocks as copied from the site}, and structural problems."""
-    pages, problems = {}, {}
-    for rel, (result, _) in inspected.items():
-        md = round_trip.source_of(rel)
-        if md is None or result.copies is None:
-            continue
-        blocks, found = round_trip.pair_blocks(result.copies, md)
-        if found:
-            problems[rel] = found
-        if blocks:
-            pages[rel] = blocks
-    return pages, problems
+copied_pages = round_trip.copied_pages
 
 
-def test_code_copied_from_the_site_prints_what_the_page_shows(inspected):
+def test_code_copied_from_the_site_prints_what_the_page_shows(site_pass):
     """The round trip: every page's blocks, as the copy button gives them, pasted in order
     into a fresh interpreter, print exactly the outputs the page shows."""
-    pages, structural = copied_pages(inspected)
+    _, pages, structural, problems = site_pass
     assert structural == {}
     ran = sum(1 for blocks in pages.values() for b in blocks if not b["skip"])
     assert ran >= 100, ran
-    problems = round_trip.round_trip(pages)
     assert problems == {}, "\n\n".join(f"{page}:\n" + "\n".join(p) for page, p in problems.items())
 
 
-def test_round_trip_catches_html_that_differs_from_the_markdown(book, tmp_path):
+def test_round_trip_catches_html_that_differs_from_the_markdown(book, browser, tmp_path):
     """A page whose HTML code differs from its Markdown (one number changed in the first
     block of the model page) fails the round trip, although the Markdown passes."""
-    need_browser()
     site = tmp_path / "site"
     import shutil
 
@@ -162,7 +170,7 @@ def test_round_trip_catches_html_that_differs_from_the_markdown(book, tmp_path):
     tampered = html.replace('<span class="mf">3.0</span>', '<span class="mf">4.0</span>', 1)
     assert tampered != html
     page.write_text(tampered, encoding="utf-8")
-    inspected = site_check.inspect_site(site, tmp_path / "inspect", only={"part1/hand-trace/index.html"})
+    inspected = site_check.inspect_site(site, only={"part1/hand-trace/index.html"})
     pages, structural = copied_pages(inspected)
     assert structural == {}
     problems = round_trip.round_trip(pages)

@@ -1,0 +1,48 @@
+"""How the fences of pages are verified (the page stamp and the test summary).
+
+Counted from the blocks' kinds (page.kind_of) and the marker registry, so the stamp says
+what the checks do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import markers
+from .page import parse_text
+
+COUNTERS = ("run", "verified outputs", "expected errors", "expected warnings", "diagrams",
+            "diagrams checked against code", "skipped", "hand-trace tables")
+
+
+def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
+    """Counts and skip reasons of one page, from its text."""
+    counts = dict.fromkeys(COUNTERS, 0)
+    reasons = []
+    for b in parse_text(text, path):
+        if b.kind == "skipped":
+            counts["skipped"] += 1
+            reasons.append(f"{b.where}: {b.mark('skip').reason}")
+        elif b.kind == "run":
+            counts["run"] += 1
+            for name in markers.RUN_MARKS:
+                counter = markers.MARKERS[name].counted_as
+                if counter and b.mark(name) is not None:
+                    counts[counter] += 1
+        elif b.kind in ("diagram", "checked diagram"):
+            counts["diagrams"] += 1
+            counts["diagrams checked against code"] += b.kind == "checked diagram"
+        counts["verified outputs"] += b.expected_output is not None
+    counts["hand-trace tables"] += sum(1 for line in text.splitlines() if markers.TABLE_MARKER.match(line))
+    return counts, reasons
+
+
+def fence_counts(pages) -> tuple[dict, list[str]]:
+    """How the fences of ``pages`` are verified: run, outputs, expected errors, diagrams, skipped."""
+    total, reasons = dict.fromkeys(COUNTERS, 0), []
+    for page in pages:
+        counts, found = text_counts(Path(page).read_text(encoding="utf-8"), Path(page))
+        for k, v in counts.items():
+            total[k] += v
+        reasons += found
+    return total, reasons

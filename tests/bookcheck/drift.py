@@ -1,0 +1,101 @@
+"""`make drift TORCH=2.14.1`: which outputs and errors of the pages change on another torch.
+
+Builds (once) a second venv under .cache/drift/torch-VERSION/ with that torch and the
+book's other pins, runs every page's blocks there (each chain once, first seed), and
+reports per page the blocks whose output differs from the page or which now fail. A report,
+not a test: nothing is changed. To take the new outputs, run `pytest --update-outputs` in
+that venv and review with `git diff`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from . import DOCS, ROOT
+
+CACHE = ROOT / ".cache" / "drift"
+
+
+def venv_for(torch: str) -> Path:
+    venv = CACHE / f"torch-{torch}"
+    python = venv / "bin" / "python"
+    if (venv / ".installed").is_file():
+        return python
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#") and not line.lower().startswith("torch==")]
+    constraints = venv / "constraints.txt"
+    constraints.write_text("\n".join(pins) + "\n")
+    deps = ["numpy", "pytest", "pytest-codeblocks", "pymdown-extensions", "Markdown", "PyYAML", "hypothesis",
+            "nbformat", "nbclient"]
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints), f"torch=={torch}", *deps],
+                   check=True)
+    (venv / ".installed").touch()
+    return python
+
+
+def report(pages: list[Path]) -> tuple[list[str], dict]:
+    """Run the pages here; lines of the report and its totals."""
+    import torch
+
+    from .page import parse_page
+    from .run import SEEDS, PageRuns
+
+    lines = [f"torch {torch.__version__}, Python {sys.version.split()[0]}"]
+    totals = {"pages": 0, "pages changed": 0, "blocks run": 0, "outputs changed": 0, "new errors": 0}
+    for path in pages:
+        blocks = parse_page(path)
+        runs = PageRuns(blocks)
+        changed = []
+        for b in blocks:
+            if b.kind != "run":
+                continue
+            totals["blocks run"] += 1
+            outcome = runs.outcome(b, SEEDS[0])
+            if outcome.error:
+                totals["new errors"] += 1
+                first = outcome.error.splitlines()[0] if outcome.error else ""
+                changed.append(f"  {b.where}: fails: {first[:160]}")
+            elif outcome.shown != (b.expected_output or ""):
+                totals["outputs changed"] += 1
+                was = (b.expected_output or "").strip().splitlines()[-1:] or [""]
+                now = outcome.shown.strip().splitlines()[-1:] or [""]
+                changed.append(f"  {b.where}: output changes: {was[0][:70]!r} -> {now[0][:70]!r}")
+        totals["pages"] += 1
+        if changed:
+            totals["pages changed"] += 1
+            lines.append(f"{path.relative_to(ROOT)}: {len(changed)} block(s)")
+            lines += changed
+    lines.append("summary: " + ", ".join(f"{v} {k}" for k, v in totals.items()))
+    return lines, totals
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--torch", help="the torch version to compare with (builds its venv)")
+    parser.add_argument("--here", action="store_true", help="run the pages with this interpreter's torch")
+    parser.add_argument("pages", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    pages = [p.resolve() for p in args.pages] or sorted(DOCS.rglob("*.md"))
+    if args.here:
+        lines, _ = report(pages)
+        print("\n".join(lines))
+        return 0
+    python = venv_for(args.torch)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
+    out = subprocess.run([str(python), "-m", "bookcheck.drift", "--here", *map(str, pages)], cwd=ROOT, env=env,
+                         capture_output=True, text=True)
+    text = out.stdout + (out.stderr[-3000:] if out.returncode else "")
+    path = CACHE / f"report-torch-{args.torch}.txt"
+    path.write_text(text, encoding="utf-8")
+    print(text)
+    print(f"(written to {path.relative_to(ROOT)})")
+    return out.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The guard: every fence of a page accounted for, or named with ``file:line``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from . import HarnessError, markers, rel
+from .page import parse_page
+
+
+def guard(path: Path) -> list[str]:
+    """Problems with the fences of a page, each as ``file:line: what is wrong; what to do``."""
+    problems = []
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    in_fence = None  # number of backticks of the open ``` fence
+    in_tilde = False
+    for i, line in enumerate(lines, 1):
+        s = line.lstrip()
+        if in_fence is None and s.startswith("~~~"):
+            if not in_tilde:
+                problems.append(f"{rel(path)}:{i}: a ~~~ fence is never run or checked; use ``` fences")
+            in_tilde = not in_tilde
+            continue
+        if in_tilde:
+            continue
+        if s.startswith("```"):
+            ticks = len(s) - len(s.lstrip("`"))
+            if in_fence is None:
+                in_fence = ticks
+            elif ticks >= in_fence and not s.strip("`").strip():
+                in_fence = None
+        if in_fence is None and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):
+            kinds = " or ".join(f"<!-- hand-trace: {k} -->" for k in markers.TABLE_KINDS)
+            problems.append(f"{rel(path)}:{i}: write {kinds}")
+
+    try:
+        blocks = parse_page(path)
+    except (RuntimeError, HarnessError) as exc:
+        return problems + [f"{rel(path)}: cannot parse its fences: {exc}"]
+
+    previous_run = None
+    for b in blocks:
+        unknown = [m.name for m in b.marks if m.name not in markers.KNOWN_MARKS]
+        if "xfail" in unknown:
+            problems.append(
+                f"{b.where}: pytest.mark.xfail accepts any exception; use "
+                '<!--pytest.mark.raises("TypeName", match="part of the message")-->'
+            )
+        elif unknown:
+            problems.append(f"{b.where}: unknown marker(s) {unknown}; known: {sorted(markers.KNOWN_MARKS)}")
+        skip = b.mark("skip")
+        if skip is not None and len(skip.reason) < markers.MIN_REASON:
+            problems.append(
+                f'{b.where}: a skipped block needs a reason a reader would accept: '
+                f'<!--pytest.mark.skip(reason="...")-->'
+            )
+        if b.runnable:
+            if b.cont:
+                if previous_run is None:
+                    problems.append(f"{b.where}: cont, but no python/sh block above it on this page")
+                elif previous_run.mark("skip") is not None and skip is None:
+                    problems.append(f"{b.where}: cont continues {previous_run.where}, which is skipped")
+            for name in markers.DIAGRAM_MARKS:
+                if b.mark(name) is not None:
+                    problems.append(f"{b.where}: {name} belongs on a mermaid fence")
+            previous_run = b
+        elif b.syntax in markers.DIAGRAM_SYNTAX:
+            if b.expected_output is not None:
+                problems.append(f"{b.where}: an output block follows a diagram; outputs follow a python block")
+            for name in markers.RUN_MARKS:
+                if b.mark(name) is not None:
+                    problems.append(f"{b.where}: {name} does not apply to a diagram")
+        elif b.kind == "unaccounted":
+            if b.syntax.split()[0:1] in (["python"], ["py"], ["python3"], ["pycon"]):
+                why = (
+                    f"its info string is {b.syntax!r}, which pytest-codeblocks never runs; "
+                    "write exactly ```python"
+                )
+            else:
+                why = f"a {b.syntax or 'plain'!r} fence is neither run, nor an output, nor a diagram"
+            problems.append(
+                f"{b.where}: {why} (or mark it <!--pytest.mark.skip(reason=\"...\")--> "
+                "with a reason a reader would accept)"
+            )
+        elif b.expected_output is not None:
+            problems.append(f"{b.where}: an output block follows a {b.syntax!r} fence that is not run")
+    return problems

@@ -1,0 +1,105 @@
+"""The one registry of the markers a page may carry.
+
+A new marker is added here (name, where it applies, what it means); the guard, the pytest
+plugin (marker help and collection), the page stamp and the build hook (which strips marker
+comments from the HTML) all derive from this table. Its check goes in the module named by
+``check`` (run.py for run markers, diagrams.py for diagram markers).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+RUN_SYNTAX = frozenset({"python", "sh", "bash"})
+DIAGRAM_SYNTAX = frozenset({"mermaid"})
+MIN_REASON = 12  # characters of a skip reason; "because" alone is not a reason
+
+
+@dataclass(frozen=True)
+class Marker:
+    name: str
+    applies_to: str  # "run" (python/sh/bash), "diagram" (mermaid) or "any"
+    help: str
+    counted_as: str | None = None  # the stamp's counter for blocks carrying it
+
+
+MARKERS = {
+    m.name: m
+    for m in (
+        Marker("skip", "any", 'skip(reason="..."): not run; the reason is shown on the page\'s stamp', "skipped"),
+        Marker("raises", "run", 'raises("TypeName", match="regex"): the block must raise exactly that, and shows it',
+               "expected errors"),
+        Marker("warns", "run", 'warns("TypeName", match="regex"): the block must emit that warning',
+               "expected warnings"),
+        Marker("cont", "run", "the block continues the previous python block of the page (same namespace)"),
+        Marker("graph_of", "diagram", 'graph_of("name"): a mermaid diagram that must equal the autograd graph of name',
+               "diagrams checked against code"),
+        Marker("diagram_from", "diagram",
+               'diagram_from("expr"): a mermaid diagram that must equal expr, evaluated after the block above',
+               "diagrams checked against code"),
+    )
+}
+KNOWN_MARKS = frozenset(MARKERS)
+DIAGRAM_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "diagram")
+RUN_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "run")
+
+# Table markers: an HTML comment before a Markdown table.
+TABLE_KINDS = ("forward", "backward")
+TABLE_MARKER = re.compile(r"\s*<!--\s*hand-trace:\s*(" + "|".join(TABLE_KINDS) + r")\s*-->")
+TABLE_MARKER_LOOSE = re.compile(r"<!--\s*hand-trace")
+
+# Every marker comment on a line of its own (the build hook removes these before rendering).
+MARKER_LINE = re.compile(r"^[ \t]*<!--\s*(?:pytest[-.]|hand-trace:).*?-->[ \t]*\n", re.M)
+CONT = re.compile(r"<!--[-\s]*pytest-codeblocks:\s*cont[-\s]*-->")
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One parsed marker: ``raises("RuntimeError", match="x")`` -> name, args, kwargs."""
+
+    name: str
+    args: tuple = ()
+    kwargs: dict | None = None
+
+    def __post_init__(self):
+        if self.kwargs is None:
+            object.__setattr__(self, "kwargs", {})
+
+    @property
+    def reason(self) -> str:
+        return str(self.kwargs.get("reason") or (self.args[0] if self.args else "")).strip()
+
+
+class _MarkNamespace:
+    """Stands in for ``pytest.mark`` when a marker's text is evaluated (no pytest needed)."""
+
+    def __getattr__(self, name):
+        return _Bare(name)  # ``pytest.mark.name``, called or not
+
+    def __repr__(self):
+        return "pytest.mark"
+
+
+class _Bare(Mark):
+    def __call__(self, *args, **kwargs):
+        return Mark(self.name, args, kwargs)
+
+
+class _Pytest:
+    mark = _MarkNamespace()
+
+
+def eval_mark(text: str) -> Mark:
+    """``pytest.mark.raises("E", match="m")`` -> Mark; raises ValueError if unreadable."""
+    import sys
+
+    value = eval(text, {"pytest": _Pytest(), "sys": sys})  # noqa: S307 - a page's own marker
+    if not isinstance(value, Mark):
+        raise ValueError(f"{text!r} is not a marker")
+    return Mark(value.name, tuple(value.args), dict(value.kwargs))
+
+
+def pytest_marker_lines():
+    """Lines for pytest's ``markers`` ini value (the plugin registers them)."""
+    return [f"{name}: {m.help}" for name, m in MARKERS.items() if name != "skip"]

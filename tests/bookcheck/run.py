@@ -1,0 +1,260 @@
+"""Running blocks: one block, a cont chain once per seed, and the whole check of a block.
+
+A chain (a block and the blocks it continues through ``cont``) runs once per seed in one
+namespace; what each block prints, or how it fails, is recorded per block. A block is then
+checked against its own record: its output, its second-seed output, the state it left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import re
+import subprocess
+import traceback
+import warnings
+from dataclasses import dataclass
+
+from . import ROOT, HarnessError
+from .page import Block, expand_snippets
+from .state import reset_torch_state, state_leaks
+
+SEEDS = (0, 1234)
+
+
+def _type_matches(exc_or_warning_type, name: str) -> bool:
+    t = exc_or_warning_type
+    return name in {t.__name__, f"{t.__module__}.{t.__qualname__}"}
+
+
+def _expect(mark, what):
+    if not mark.args:
+        raise HarnessError(f'{what} needs the type name first, e.g. ("RuntimeError", match="...")')
+    match = mark.kwargs.get("match")
+    if not match:
+        raise HarnessError(f'{what} needs match="part of the message", so the message is asserted')
+    return str(mark.args[0]), match
+
+
+def run_block(block: Block, namespace: dict) -> str:
+    """Run one block in ``namespace``; return what the reader sees (stdout, error line).
+
+    Raises HarnessError if it raises or warns other than as its markers declare.
+    """
+    code = expand_snippets(block.code)
+    if block.syntax != "python":
+        return _run_shell(block, code)
+
+    raises, warns = block.mark("raises"), block.mark("warns")
+    out = io.StringIO()
+    caught = None
+    with warnings.catch_warnings(record=True) as seen, contextlib.redirect_stdout(out):
+        warnings.simplefilter("always")
+        try:
+            exec(compile(code, block.where, "exec"), namespace)  # noqa: S102 - that is the job
+        except Exception as exc:  # noqa: BLE001 - compared with the marker below
+            caught = exc
+    shown = out.getvalue()
+
+    if raises is None and caught is not None:
+        tb = "".join(traceback.format_exception(caught))
+        raise HarnessError(f"{block.where}: the block raised\n{tb}")
+    if raises is not None:
+        want_type, match = _expect(raises, "raises")
+        if caught is None:
+            raise HarnessError(f"{block.where}: expected {want_type} matching {match!r}, but the block did not raise")
+        if not _type_matches(type(caught), want_type):
+            raise HarnessError(
+                f"{block.where}: expected {want_type}, got {type(caught).__module__}."
+                f"{type(caught).__qualname__}: {caught}"
+            )
+        if not re.search(match, str(caught)):
+            raise HarnessError(
+                f"{block.where}: {want_type} raised, but its message does not match {match!r}:\n{caught}"
+            )
+        shown += "".join(traceback.format_exception_only(type(caught), caught))
+
+    undeclared = list(seen)
+    if warns is not None:
+        want_type, match = _expect(warns, "warns")
+        hits = [w for w in seen if _type_matches(w.category, want_type) and re.search(match, str(w.message))]
+        if not hits:
+            got = "; ".join(f"{w.category.__name__}: {w.message}" for w in seen) or "no warning"
+            raise HarnessError(f"{block.where}: expected {want_type} matching {match!r}; got {got}")
+        undeclared = [w for w in seen if w not in hits]
+    if undeclared:
+        got = "\n".join(f"  {w.category.__name__}: {w.message}" for w in undeclared)
+        raise HarnessError(
+            f"{block.where}: the block warned, and the page does not say so:\n{got}\n"
+            'Fix the code, or declare it: <!--pytest.mark.warns("UserWarning", match="...")-->'
+        )
+    return shown
+
+
+def _run_shell(block, code):
+    """A sh/bash block. With raises("TypeName", match=...), it must exit non-zero and its
+    error output must end with a ``TypeName: message`` line matching; the reader sees
+    stdout, then that line."""
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    raises = block.mark("raises")
+    if raises is None:
+        if proc.returncode != 0:
+            raise HarnessError(f"{block.where}: exit status {proc.returncode}\n{proc.stdout}{proc.stderr}")
+        return proc.stdout
+    want_type, match = _expect(raises, "raises")
+    if proc.returncode == 0:
+        raise HarnessError(f"{block.where}: expected {want_type} matching {match!r}, but the command succeeded")
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    got_type, _, message = last.partition(": ")
+    if got_type.strip() != want_type and got_type.strip().rsplit(".", 1)[-1] != want_type:
+        raise HarnessError(
+            f"{block.where}: expected {want_type}, but the command failed (exit {proc.returncode}) with:\n"
+            f"{proc.stderr[-2000:]}"
+        )
+    if not re.search(match, message):
+        raise HarnessError(f"{block.where}: {want_type} raised, but its message does not match {match!r}:\n{message}")
+    return proc.stdout + last + "\n"
+
+
+def compare_output(block: Block, shown: str) -> None:
+    if block.expected_output is None:
+        if shown:
+            raise HarnessError(
+                f"{block.where}: the block prints, but the page shows no output block under it.\n"
+                f"Add <!--pytest-codeblocks:expected-output--> and a ```text fence with:\n{shown}"
+            )
+        return
+    if shown != block.expected_output:
+        diff = "".join(
+            difflib.unified_diff(
+                block.expected_output.splitlines(True), shown.splitlines(True), "page shows", "block prints"
+            )
+        )
+        raise HarnessError(f"{block.where}: the output shown on the page differs from the real output:\n{diff}")
+
+
+def runs_of(blocks: list[Block]) -> list[Block]:
+    return [b for b in blocks if b.runnable]
+
+
+def chain_of(blocks: list[Block], block: Block) -> list[Block]:
+    """The python blocks that ``block`` continues (through cont), then ``block``."""
+    runs = runs_of(blocks)
+    i = runs.index(block)
+    chain = [block]
+    while chain[0].cont and i > 0:
+        i -= 1
+        chain.insert(0, runs[i])
+    return chain
+
+
+def longest_chain(blocks: list[Block], block: Block) -> list[Block]:
+    """``chain_of(block)`` extended by the run blocks that continue it (not skipped ones)."""
+    runs = runs_of(blocks)
+    i = runs.index(block)
+    while i + 1 < len(runs) and runs[i + 1].cont and runs[i + 1].mark("skip") is None:
+        i += 1
+    return chain_of(blocks, runs[i])
+
+
+@dataclass
+class Outcome:
+    """What one block did in one run of its chain: printed ``shown``, or failed ``error``."""
+
+    shown: str = ""
+    error: str | None = None
+    namespace: dict | None = None  # the chain's namespace (only of the chain's last block)
+
+
+def run_recorded(chain: list[Block], seed: int) -> dict[int, Outcome]:
+    """Reset torch, run ``chain`` in one fresh namespace; record each block's outcome.
+
+    A block after a failed one is not run; it fails as continuing it. A block that leaves
+    torch global state changed fails (the chain goes on, as a reader's session would).
+    """
+    reset_torch_state(seed)
+    namespace = {"__name__": "__main__"}
+    results: dict[int, Outcome] = {}
+    failed = None
+    try:
+        for b in chain:
+            if failed is not None:
+                results[id(b)] = Outcome(error=f"{b.where} continues {failed[0].where}, which failed:\n{failed[1]}")
+                continue
+            try:
+                shown = run_block(b, namespace)
+            except HarnessError as exc:
+                failed = (b, exc)
+                results[id(b)] = Outcome(error=str(exc))
+                continue
+            leaks = state_leaks()
+            if leaks:
+                results[id(b)] = Outcome(shown=shown, error=(
+                    f"{b.where}: the block left torch global state changed, so later code "
+                    "in a reader's session behaves differently:\n  " + "\n  ".join(leaks) +
+                    "\nScope the change (e.g. `with torch.no_grad():`) or restore it at the end of the block."
+                ))
+            else:
+                results[id(b)] = Outcome(shown=shown)
+        results[id(chain[-1])].namespace = namespace
+    finally:
+        reset_torch_state(SEEDS[0])
+    return results
+
+
+def run_chain(chain: list[Block], seed: int) -> tuple[dict, str]:
+    """Run ``chain``; return its namespace and the last block's output (raise if it failed)."""
+    outcome = run_recorded(chain, seed)[id(chain[-1])]
+    if outcome.error:
+        raise HarnessError(outcome.error)
+    return outcome.namespace, outcome.shown
+
+
+class PageRuns:
+    """The recorded runs of one page's chains, each chain run once per seed."""
+
+    def __init__(self, blocks: list[Block]):
+        self.blocks = blocks
+        self._done: dict[tuple[int, int], dict[int, Outcome]] = {}
+        self.printed: dict[int, str] = {}  # block id -> first-seed output (for --update-outputs)
+
+    def outcome(self, block: Block, seed: int) -> Outcome:
+        key = (id(block), seed)
+        if key not in self._done:
+            chain = longest_chain(self.blocks, block)
+            results = run_recorded(chain, seed)
+            for b in chain:
+                self._done[(id(b), seed)] = results
+            for b in chain:
+                results[id(b)].namespace = None  # namespaces are not kept: blocks are checked on outputs
+        return self._done[key][id(block)]
+
+
+def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None, update=None) -> None:
+    """The whole check of one runnable block: run twice (two seeds), compare the output.
+
+    ``runs``: the page's recorded chains (each chain then runs once per seed for all its
+    blocks); without it, the block's chain runs afresh. ``update``: a callable given the
+    block and what it printed, used instead of failing when the output differs.
+    """
+    runs = runs or PageRuns(blocks)
+    first = runs.outcome(block, SEEDS[0])
+    if first.error:
+        raise HarnessError(first.error)
+    if update is not None and first.shown != (block.expected_output or ""):
+        update(block, first.shown)
+    else:
+        compare_output(block, first.shown)
+    second = runs.outcome(block, SEEDS[1])
+    if second.error:
+        raise HarnessError(second.error)
+    if second.shown != first.shown:
+        raise HarnessError(
+            f"{block.where}: the block printed something else on a second run with another RNG "
+            "seed; seed it inside the block (torch.manual_seed) so the reader sees these numbers:\n"
+            f"first run:\n{first.shown}second run:\n{second.shown}"
+        )

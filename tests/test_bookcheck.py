@@ -1,0 +1,205 @@
+"""The page model (tests/bookcheck/): one classification, one marker registry, shell
+blocks' raises, every checked state also reset, notebook keys, the output updater."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from bookcheck import HarnessError, ROOT, markers, notebooks, state
+from bookcheck.page import parse_text
+from bookcheck.run import PageRuns, check_block
+from bookcheck.update import rewrite
+
+
+def page(tmp_path, text, name="page.md"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_the_page_model_imports_without_pytest_or_torch():
+    code = ("import sys, bookcheck.counts, bookcheck.page, bookcheck.guard; "
+            "print('pytest' in sys.modules, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_kinds_are_computed_once_for_every_fence(tmp_path):
+    text = textwrap.dedent('''\
+        ```python
+        x = 1
+        ```
+
+        <!--pytest.mark.skip(reason="needs a GPU, which the book does not assume")-->
+        ```python
+        y = 2
+        ```
+
+        ```mermaid
+        flowchart TB
+        ```
+
+        ```text
+        loose
+        ```
+        ''')
+    kinds = [b.kind for b in parse_text(text, tmp_path / "p.md")]
+    assert kinds == ["run", "skipped", "diagram", "unaccounted"]
+
+
+def test_every_marker_of_the_registry_is_known_to_the_guard_and_the_plugin(pytestconfig):
+    lines = pytestconfig.getini("markers")
+    for name, marker in markers.MARKERS.items():
+        assert name in markers.KNOWN_MARKS
+        if name != "skip":
+            assert any(line.startswith(f"{name}:") for line in lines), name
+    assert set(markers.DIAGRAM_MARKS) == {"graph_of", "diagram_from"}
+
+
+def test_raises_on_a_shell_block_is_checked(tmp_path):
+    good = page(tmp_path, '''\
+        <!--pytest.mark.raises("ValueError", match="bad size")-->
+        ```sh
+        echo "Traceback (most recent call last):" >&2; echo "ValueError: bad size: 3" >&2; exit 1
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        ValueError: bad size: 3
+        ```
+        ''')
+    blocks = parse_text(good.read_text(), good)
+    check_block(blocks, blocks[0])
+    for code, message in [("true", "but the command succeeded"),
+                          ("echo 'KeyError: 1' >&2; exit 1", "expected ValueError, but the command failed"),
+                          ("echo 'ValueError: other' >&2; exit 1", "does not match 'bad size'")]:
+        bad = page(tmp_path, f'''\
+            <!--pytest.mark.raises("ValueError", match="bad size")-->
+            ```sh
+            {code}
+            ```
+            ''', "bad.md")
+        blocks = parse_text(bad.read_text(), bad)
+        with pytest.raises(HarnessError, match=message):
+            check_block(blocks, blocks[0])
+
+
+@pytest.mark.parametrize("leak", [
+    "keep = torch.inference_mode(); keep.__enter__()",
+    "torch.set_autocast_enabled('cpu', True)",
+    "torch.set_default_dtype(torch.float64)",
+])
+def test_every_checked_state_is_also_reset(tmp_path, leak):
+    import torch
+
+    path = page(tmp_path, f'''\
+        ```python
+        import torch
+        {leak}
+        ```
+
+        ```python
+        import torch
+        assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+        assert not torch.is_autocast_enabled("cpu") and torch.get_default_dtype() == torch.float32
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    with pytest.raises(HarnessError, match="left torch global state changed"):
+        check_block(blocks, blocks[0])
+    check_block(blocks, blocks[1])
+    assert state.state_leaks() == []
+    assert not torch.is_inference_mode_enabled() and not torch.is_autocast_enabled("cpu")
+
+
+def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
+    path = page(tmp_path, '''\
+        ```python
+        import builtins
+        builtins.RUNS = getattr(builtins, "RUNS", 0) + 1
+        ```
+
+        <!--pytest-codeblocks:cont-->
+        ```python
+        x = 1
+        ```
+
+        <!--pytest-codeblocks:cont-->
+        ```python
+        y = x + 1
+        ```
+        ''')
+    import builtins
+
+    builtins.RUNS = 0
+    blocks = parse_text(path.read_text(), path)
+    runs = PageRuns(blocks)
+    for b in blocks:
+        check_block(blocks, b, runs)
+    assert builtins.RUNS == 2  # one run of the chain per seed, not one per block
+    del builtins.RUNS
+
+
+def test_a_notebook_key_changes_with_what_it_depends_on(tmp_path, monkeypatch):
+    pkg = tmp_path / "snippets"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helper.py").write_text("from snippets.deep import f\n")
+    (pkg / "deep.py").write_text("def f(): return 1\n")
+    (pkg / "other.py").write_text("X = 1\n")
+    nb = tmp_path / "n.ipynb"
+    cell = {"cell_type": "code", "source": "from snippets.helper import f\n", "metadata": {}, "outputs": [],
+            "execution_count": None}
+    nb.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    key = notebooks.content_key(nb)
+    assert notebooks.content_key(nb) == key
+    (pkg / "other.py").write_text("X = 2\n")  # not imported: same key
+    assert notebooks.content_key(nb) == key
+    (pkg / "deep.py").write_text("def f(): return 2\n")  # imported through helper
+    assert notebooks.content_key(nb) != key
+    key = notebooks.content_key(nb)
+    monkeypatch.setattr(notebooks, "versions", lambda: "torch=9.9.9;python=3.11")
+    assert notebooks.content_key(nb) != key
+    monkeypatch.undo()
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    nb.write_text(nb.read_text().replace("helper", "other"))
+    assert notebooks.content_key(nb) != key
+
+
+def test_update_outputs_rewrites_changes_adds_and_removes_output_blocks(tmp_path):
+    path = page(tmp_path, '''\
+        ```python
+        print(1)
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        2
+        ```
+
+        - a list item
+
+            ```python
+            print("new")
+            ```
+
+        ```python
+        x = 1
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        stale
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    printed = {blocks[0].lineno: "1\n", blocks[1].lineno: "new\n", blocks[2].lineno: ""}
+    assert rewrite(path, printed) == 3
+    again = parse_text(path.read_text(), path)
+    assert [b.expected_output for b in again if b.syntax == "python"] == ["1\n", "new\n", None]
+    assert "    <!--pytest-codeblocks:expected-output-->" in path.read_text()
