@@ -28,7 +28,10 @@ FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 
 # API name -> the page that teaches it (a search for the name must list that page).
 API_PAGES = {
-    "register_hook": "part1/forks/",
+    "register_hook": "part6/hooks/",
+    "clip_grad_norm_": "part6/gradient-health/",
+    "register_post_accumulate_grad_hook": "part6/hooks/",
+    "functional_call": "part6/torch-func/",
     "set_detect_anomaly": "part1/failure-modes/",
     "retain_grad": "part1/tracking/",
     "inference_mode": "part2/tracking-off/",
@@ -90,12 +93,12 @@ def test_site_url_defaults_to_the_local_address_and_is_published_from_one_place(
 
 
 @pytest.fixture(scope="module")
-def book(tmp_path_factory):
-    """The book, built once for this module (BOOK_A11Y_SITE: an already built site to check)."""
+def book():
+    """The book as the session built it (site_check.BUILDS; BOOK_A11Y_SITE: an already built site)."""
     given = os.environ.get("BOOK_A11Y_SITE")
     if given:
         return Path(given)
-    built = site_check.build_site(tmp_path_factory.mktemp("a11y-book") / "site")
+    built = site_check.BUILDS.result("book")
     assert built.returncode == 0, built.log[-3000:]
     return built.site
 
