@@ -10,6 +10,7 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
