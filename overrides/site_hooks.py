@@ -120,7 +120,13 @@ def on_post_page(output, page, config):
             output = pattern.sub("", output)
         output = repair_toc_links(output)
         output = NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
+        # nbconvert names each cell id="cell-id=<id>"; Material's copy button addresses the code
+        # through its nearest id as a CSS selector, where "=" is invalid and the copy fails.
+        output = NB_CELL_ID.sub(r'id="cell-\1"', output)
     return output
+
+
+NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
 
 
 def escape(text: str) -> str:
