@@ -51,6 +51,9 @@ def run_block(block: Block, namespace: dict) -> str:
     caught = None
     with warnings.catch_warnings(record=True) as seen, contextlib.redirect_stdout(out):
         warnings.simplefilter("always")
+        # Python ignores ResourceWarning by default, so a reader never sees one; here it can come
+        # from another thread of the test process (the browser client), not from the block.
+        warnings.simplefilter("ignore", ResourceWarning)
         try:
             exec(compile(code, block.where, "exec"), namespace)  # noqa: S102 - that is the job
         except Exception as exc:  # noqa: BLE001 - compared with the marker below
