@@ -203,3 +203,18 @@ def test_update_outputs_rewrites_changes_adds_and_removes_output_blocks(tmp_path
     again = parse_text(path.read_text(), path)
     assert [b.expected_output for b in again if b.syntax == "python"] == ["1\n", "new\n", None]
     assert "    <!--pytest-codeblocks:expected-output-->" in path.read_text()
+
+
+def test_drift_report_names_the_first_line_that_changes_and_why_a_block_fails():
+    FIXTURES = ROOT / "tests" / "fixtures" / "pages"
+    from bookcheck import drift
+
+    lines, totals = drift.report([FIXTURES / "wrong_output.md", FIXTURES / "undeclared_warning.md", FIXTURES / "good.md"])
+    text = "\n".join(lines)
+    assert "wrong_output.md:3: output changes: line 1: '28.0' -> 'tensor(28.)'" in text.replace(
+        str(FIXTURES.relative_to(ROOT)) + "/", ""), text
+    assert "undeclared_warning.md" in text and "fails:" in text and "does not say so" in text, text
+    assert "good.md" not in text, text
+    assert totals["pages"] == 3 and totals["pages changed"] == 2, totals
+    assert drift.first_difference("a\nb\n", "a\nc\n") == "line 2: 'b' -> 'c'"
+    assert drift.first_difference("a", "a\nb") == "line 2: '(no line)' -> 'b'"

@@ -38,6 +38,17 @@ def venv_for(torch: str) -> Path:
     return python
 
 
+def first_difference(was: str, now: str) -> str:
+    """The first line that differs, as ``line N: 'was' -> 'now'``."""
+    a, b = was.splitlines(), now.splitlines()
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else "(no line)"
+        y = b[i] if i < len(b) else "(no line)"
+        if x != y:
+            return f"line {i + 1}: {x[:90]!r} -> {y[:90]!r}"
+    return "only trailing white space differs"
+
+
 def report(pages: list[Path]) -> tuple[list[str], dict]:
     """Run the pages here; lines of the report and its totals."""
     import torch
@@ -58,13 +69,11 @@ def report(pages: list[Path]) -> tuple[list[str], dict]:
             outcome = runs.outcome(b, SEEDS[0])
             if outcome.error:
                 totals["new errors"] += 1
-                first = outcome.error.splitlines()[0] if outcome.error else ""
-                changed.append(f"  {b.where}: fails: {first[:160]}")
+                said = " / ".join(line.strip() for line in outcome.error.splitlines()[:3] if line.strip())
+                changed.append(f"  {b.where}: fails: {said[:300]}")
             elif outcome.shown != (b.expected_output or ""):
                 totals["outputs changed"] += 1
-                was = (b.expected_output or "").strip().splitlines()[-1:] or [""]
-                now = outcome.shown.strip().splitlines()[-1:] or [""]
-                changed.append(f"  {b.where}: output changes: {was[0][:70]!r} -> {now[0][:70]!r}")
+                changed.append(f"  {b.where}: output changes: {first_difference(b.expected_output or '', outcome.shown)}")
         totals["pages"] += 1
         if changed:
             totals["pages changed"] += 1
