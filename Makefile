@@ -26,8 +26,9 @@ serve: $(STAMP)
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
+# Checks that passed before with identical inputs are not run again; FRESH=1 runs every check.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(FRESH),--fresh)
 
 # One page: its blocks, diagrams and tables, and the tests of the snippets it uses.
 test-page: $(STAMP)

@@ -5,7 +5,8 @@ hand-trace table (tests/bookcheck/ says what each check means). Each cont chain 
 runs once per seed; its blocks are checked against the recorded outputs.
 
 Options: ``--update-outputs`` rewrites the expected-output fences of the pages run from what
-their blocks print (review with ``git diff``).
+their blocks print (review with ``git diff``); ``--fresh`` runs every check, also those that
+passed before with identical inputs (bookcheck.results says what a check's inputs are).
 
 The site build (tests/test_site.py) is started in a background process when the session
 starts, so it runs while the pages' blocks do; the site's tests run last.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookcheck import DOCS, HarnessError, markers
+from bookcheck import DOCS, HarnessError, markers, results
 from bookcheck.counts import fence_counts
 from bookcheck.diagrams import check_diagram
 from bookcheck.guard import guard
@@ -29,6 +30,8 @@ UPDATES: dict = {}  # path -> {line of the block's fence: what it prints}
 def pytest_addoption(parser):
     parser.addoption("--update-outputs", action="store_true",
                      help="rewrite the pages' expected-output fences from what their blocks print")
+    parser.addoption("--fresh", action="store_true",
+                     help="run every check, also those that passed before with identical inputs")
 
 
 def pytest_configure(config):
@@ -42,14 +45,79 @@ def pytest_collect_file(file_path, parent):
     return None
 
 
+# Tests of the built book: last, so that its build runs in the background while the rest runs.
+SITE_TESTS = ("tests/test_api_docs.py", "tests/test_site.py", "tests/test_site_a11y.py")
+
+
 def pytest_collection_modifyitems(session, config, items):
-    """The site's checks last: its build runs in the background meanwhile (see test_site)."""
-    site = [i for i in items if i.nodeid.startswith("tests/test_site.py")]
+    """The site's checks last: its build runs in the background meanwhile (see test_site).
+    Checks that passed before with identical inputs are reported as passed without running."""
+    site = [i for i in items if i.nodeid.startswith(SITE_TESTS)]
     if site:
         items[:] = [i for i in items if i not in site] + site
+    REUSE.decide(config, items)
+    if any(not REUSE.reused(i) for i in site):
         import site_check
 
         site_check.start_book_build()
+
+
+class Reuse:
+    """The record of passes (bookcheck.results): which items need not run, and what passed."""
+
+    def __init__(self):
+        self.keys: dict[str, str] = {}
+        self.cached: set[str] = set()
+        self.failed: set[str] = set()  # a report failed or skipped
+        self.done: set[str] = set()  # torn down: every report is in
+        self.skipped_runs = 0  # items reported as passed without running
+        self.active = False
+
+    def decide(self, config, items):
+        self.active = not (config.getoption("fresh") or config.getoption("update_outputs"))
+        keys = results.Keys()
+        record = results.load() if self.active else {}
+        for item in items:
+            page = item.path if isinstance(item, Check) else None
+            self.keys[item.nodeid] = keys.key(item.nodeid, page)
+            if record.get(item.nodeid) == self.keys[item.nodeid]:
+                self.cached.add(item.nodeid)
+
+    def reused(self, item) -> bool:
+        return self.active and item.nodeid in self.cached
+
+    def report(self, rep):
+        if rep.failed or rep.skipped:
+            self.failed.add(rep.nodeid)
+        if rep.when == "teardown":
+            self.done.add(rep.nodeid)
+
+    def save(self):
+        ran = self.done | self.failed
+        passed = {n: k for n, k in self.keys.items() if n in self.done and n not in self.failed}
+        results.save(passed, ran)
+
+
+REUSE = Reuse()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not REUSE.reused(item):
+        return None
+    REUSE.skipped_runs += 1
+    ihook = item.ihook
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for when, step in (("setup", lambda: None), ("call", lambda: None),
+                       ("teardown", lambda: item.session._setupstate.teardown_exact(nextitem))):
+        call = pytest.CallInfo.from_call(step, when=when)
+        ihook.pytest_runtest_logreport(report=ihook.pytest_runtest_makereport(item=item, call=call))
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def pytest_runtest_logreport(report):
+    REUSE.report(report)
 
 
 def pytest_unconfigure(config):
@@ -120,6 +188,8 @@ class Check(pytest.Item):
 
 
 def pytest_sessionfinish(session):
+    if REUSE.keys and not session.config.getoption("collectonly"):
+        REUSE.save()
     if not UPDATES:
         return
     from bookcheck.update import rewrite
@@ -131,6 +201,11 @@ def pytest_sessionfinish(session):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if REUSE.skipped_runs:
+        ran = len(REUSE.done | REUSE.failed)
+        terminalreporter.write_line(
+            f"{REUSE.skipped_runs} of {ran} checks passed before with identical inputs and were not run "
+            "again (.cache/results.json; make test FRESH=1 runs every check)")
     pages = sorted(DOCS.rglob("*.md"))
     try:
         counts, reasons = fence_counts(pages)
