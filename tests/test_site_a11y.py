@@ -235,46 +235,35 @@ def context_for(browser, width, scheme):
 
 
 def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser):
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
-    problems = {}
-    for rel, url in page_urls(book, served).items():
-        page = open_page(context, url)
-        found = site_a11y.blocking_script_problems(page)
-        if found:
-            problems[rel] = found
-        page.close()
-    context.close()
+    problems = site_a11y.check_pages(browser, page_urls(book, served), site_a11y.blocking_script_problems,
+                                     {"viewport": {"width": 390, "height": 844}, "is_mobile": True})
     assert problems == {}
+
+
+def _axe_after_diagrams(page):
+    site_a11y.reveal_diagrams(page)
+    return site_a11y.axe_problems(page)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_serious_or_critical_axe_violation(book, served, browser, width, scheme):
-    context = context_for(browser, width, scheme)
-    problems = {}
-    for rel, url in page_urls(book, served).items():
-        page = open_page(context, url)
-        site_a11y.reveal_diagrams(page)
-        found = site_a11y.axe_problems(page)
-        if found:
-            problems[rel] = found
-        page.close()
-    context.close()
+    problems = site_a11y.check_pages(browser, page_urls(book, served), _axe_after_diagrams,
+                                     {"viewport": {"width": width, "height": 900}, "color_scheme": scheme})
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
 def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser):
-    context = context_for(browser, 390, "light")
-    problems, diagrams = {}, 0
-    for rel, url in page_urls(book, served).items():
-        page = open_page(context, url)
+    counted = []
+
+    def check(page):
         found = site_a11y.diagram_problems(page)
-        diagrams += page.evaluate("document.querySelectorAll('div.mermaid').length")
-        if found:
-            problems[rel] = found
-        page.close()
-    context.close()
-    assert diagrams >= 30, diagrams
+        counted.append(page.evaluate("document.querySelectorAll('div.mermaid').length"))
+        return found
+
+    problems = site_a11y.check_pages(browser, page_urls(book, served), check,
+                                     {"viewport": {"width": 390, "height": 900}, "color_scheme": "light"})
+    assert sum(counted) >= 30, sum(counted)
     assert problems == {}
 
 
