@@ -390,6 +390,11 @@ class Browser:
                     results.append(self.result(page, copies))
         return results
 
+    def run(self, fn, *args, **kwargs):
+        """``fn(browser, *args, **kwargs)`` with this session's playwright Browser, for checks
+        that make their own contexts (tests/test_site_a11y.py); in the browser's thread."""
+        return fn(self._browser, *args, **kwargs)
+
     def evaluate(self, url: str, script: str):
         """Load ``url``, let it settle, return ``script`` (a JS function) evaluated in it."""
         with self.page() as page:

@@ -198,15 +198,16 @@ def test_every_toc_link_and_in_page_anchor_resolves(book):
 @pytest.fixture(scope="module")
 def browser():
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError:
         cannot_run("playwright is not installed, so the browser checks of the site cannot run (it is a pinned dependency: make test installs it)")
     if site_a11y.chromium_path() is None:
         cannot_run("Debian chromium is not installed, so the browser checks cannot run. Install it with `sudo apt-get install chromium` (bash .ci/run does)")
-    with sync_playwright() as p:
-        b = site_a11y.launch(p)
-        yield b
-        b.close()
+    # The session's one chromium (site_check.browser()): ``browser.run(fn, ...)`` calls
+    # fn(playwright_browser, ...) in the browser's thread.
+    shared = site_check.browser()
+    shared.start()
+    return shared
 
 
 @pytest.fixture(scope="module")
@@ -235,7 +236,7 @@ def context_for(browser, width, scheme):
 
 
 def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser):
-    problems = site_a11y.check_pages(browser, page_urls(book, served), site_a11y.blocking_script_problems,
+    problems = browser.run(site_a11y.check_pages, page_urls(book, served), site_a11y.blocking_script_problems,
                                      {"viewport": {"width": 390, "height": 844}, "is_mobile": True})
     assert problems == {}
 
@@ -248,7 +249,7 @@ def _axe_after_diagrams(page):
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_no_serious_or_critical_axe_violation(book, served, browser, width, scheme):
-    problems = site_a11y.check_pages(browser, page_urls(book, served), _axe_after_diagrams,
+    problems = browser.run(site_a11y.check_pages, page_urls(book, served), _axe_after_diagrams,
                                      {"viewport": {"width": width, "height": 900}, "color_scheme": scheme})
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
@@ -261,21 +262,22 @@ def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser):
         counted.append(page.evaluate("document.querySelectorAll('div.mermaid').length"))
         return found
 
-    problems = site_a11y.check_pages(browser, page_urls(book, served), check,
+    problems = browser.run(site_a11y.check_pages, page_urls(book, served), check,
                                      {"viewport": {"width": 390, "height": 900}, "color_scheme": "light"})
     assert sum(counted) >= 30, sum(counted)
     assert problems == {}
 
 
 def test_search_finds_the_page_that_teaches_each_api_name(book, served, browser):
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = open_page(context, served)
-    missing = {}
-    for name, teaching in API_PAGES.items():
-        results = site_a11y.search_results(page, name)
-        if teaching not in results:
-            missing[name] = results
-    context.close()
+    def search(b):
+        context = b.new_context(viewport={"width": 1440, "height": 900})
+        page = open_page(context, served)
+        found = {name: site_a11y.search_results(page, name) for name in API_PAGES}
+        context.close()
+        return found
+
+    found = browser.run(search)
+    missing = {name: results for name, results in found.items() if API_PAGES[name] not in results}
     assert len(API_PAGES) >= 8
     assert missing == {}
 
@@ -283,22 +285,26 @@ def test_search_finds_the_page_that_teaches_each_api_name(book, served, browser)
 def test_math_does_not_wait_for_diagrams(book, served, browser):
     """On the model page (math and two diagrams), on a throttled phone connection, every formula
     is typeset and mermaid has not been fetched: nothing holds the math back."""
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
-    page = context.new_page()
-    fetched = []
-    page.on("request", lambda r: fetched.append(r.url))
-    cdp = context.new_cdp_session(page)
-    cdp.send("Network.enable")
-    cdp.send("Network.emulateNetworkConditions", site_a11y.SLOW_4G)
-    page.goto(served + "part1/hand-trace/", wait_until="commit")
-    page.wait_for_function(
-        "() => { const all = document.querySelectorAll('.arithmatex');"
-        " return all.length && Array.from(all).every(e => e.querySelector('.katex')); }",
-        timeout=120000,
-    )
-    typeset_before_mermaid = not any(u.endswith("mermaid.min.js") for u in fetched)
-    context.close()
-    assert typeset_before_mermaid, "mermaid was fetched before the math was typeset"
+
+    def load(b):
+        context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page = context.new_page()
+        fetched = []
+        page.on("request", lambda r: fetched.append(r.url))
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", site_a11y.SLOW_4G)
+        page.goto(served + "part1/hand-trace/", wait_until="commit")
+        page.wait_for_function(
+            "() => { const all = document.querySelectorAll('.arithmatex');"
+            " return all.length && Array.from(all).every(e => e.querySelector('.katex')); }",
+            timeout=120000,
+        )
+        context.close()
+        return fetched
+
+    fetched = browser.run(load)
+    assert not any(u.endswith("mermaid.min.js") for u in fetched), "mermaid was fetched before the math was typeset"
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,8 +333,8 @@ def fixture_site(tmp_path_factory):
 
 
 def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
-    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
-        context = context_for(browser, 390, "light")
+    def check(b):
+        context = context_for(b, 390, "light")
         page = open_page(context, base + "blocking-script/")
         blocking = site_a11y.blocking_script_problems(page)
         page = open_page(context, base + "low-contrast/")
@@ -339,6 +345,10 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
         wide = site_a11y.diagram_problems(page) + site_a11y.axe_problems(page)
         wide_shown = site_a11y.measure_diagrams(page)
         context.close()
+        return blocking, contrast, oversized, wide, wide_shown
+
+    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+        blocking, contrast, oversized, wide, wide_shown = browser.run(check)
     assert any("big.js" in p and "over the budget" in p for p in blocking), blocking
     assert any(p.startswith("axe color-contrast (serious)") for p in contrast), contrast
     assert any("smallest label" in p and "under 11.0" in p for p in oversized), oversized
@@ -351,8 +361,9 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
 def test_404_page_works_under_a_sub_path(fixture_site, browser):
     """Published under /book/ (as on GitHub Pages), a missing page deep in the tree gets the 404
     page with its stylesheets and scripts."""
-    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
-        context = browser.new_context()
+
+    def load(b):
+        context = b.new_context()
         page = context.new_page()
         failed = []
         page.on("response", lambda r: failed.append(r.url) if r.status >= 400 and not r.request.is_navigation_request() else None)
@@ -360,6 +371,10 @@ def test_404_page_works_under_a_sub_path(fixture_site, browser):
         sheets = page.evaluate("document.styleSheets.length")
         styled = page.evaluate("getComputedStyle(document.querySelector('.md-header')).position")
         context.close()
-    assert response.status == 404
+        return response.status, failed, sheets, styled
+
+    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+        status, failed, sheets, styled = browser.run(load)
+    assert status == 404
     assert failed == [], failed
     assert sheets >= 2 and styled in {"sticky", "fixed"}, (sheets, styled)
