@@ -212,7 +212,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def served(book):
-    with site_a11y.serve_gzip(book) as base:
+    with site_check.serve(book) as base:
         yield base
 
 
@@ -347,7 +347,7 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
         context.close()
         return blocking, contrast, oversized, wide, wide_shown
 
-    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+    with site_check.serve(fixture_site, prefix="/book/") as base:
         blocking, contrast, oversized, wide, wide_shown = browser.run(check)
     assert any("big.js" in p and "over the budget" in p for p in blocking), blocking
     assert any(p.startswith("axe color-contrast (serious)") for p in contrast), contrast
@@ -373,7 +373,7 @@ def test_404_page_works_under_a_sub_path(fixture_site, browser):
         context.close()
         return response.status, failed, sheets, styled
 
-    with site_a11y.serve_gzip(fixture_site, prefix="/book/") as base:
+    with site_check.serve(fixture_site, prefix="/book/") as base:
         status, failed, sheets, styled = browser.run(load)
     assert status == 404
     assert failed == [], failed
