@@ -83,3 +83,72 @@ def test_passes_are_reused_failures_never(tmp_path):
         assert code == 1 and "the probe was told to fail" in out, out
     finally:
         probe.unlink()
+
+
+class _Tab:
+    def __init__(self, opened):
+        self.opened, self.url = opened, None
+
+    def goto(self, url, wait_until=None):
+        self.url = url
+        self.opened.append(url)
+
+    def close(self):
+        pass
+
+
+class _Browser:
+    """Just what site_a11y.check_pages uses of a playwright browser."""
+
+    def __init__(self):
+        self.opened = []
+
+    def new_context(self, **options):
+        return self
+
+    def add_init_script(self, script):
+        pass
+
+    def new_page(self):
+        return _Tab(self.opened)
+
+    def close(self):
+        pass
+
+
+def test_a_browser_check_opens_again_only_pages_whose_key_changed_or_that_failed(tmp_path, monkeypatch):
+    import site_a11y
+
+    monkeypatch.setattr(results, "MEMO", tmp_path / "per-page.json")
+    browser = _Browser()
+    urls = {"a.html": "http://h/a", "b.html": "http://h/b"}
+    broken = {"http://h/b"}
+
+    def check(page):
+        return ["broken"] if page.url in broken else []
+
+    def run(keys, active=True):
+        browser.opened.clear()
+        found = site_a11y.check_pages(browser, urls, check, {}, results.Memo("probe", active), keys)
+        return found, list(browser.opened)
+
+    assert run({"a.html": "1", "b.html": "1"}) == ({"b.html": ["broken"]}, ["http://h/a", "http://h/b"])
+    broken.clear()
+    assert run({"a.html": "1", "b.html": "1"}) == ({}, ["http://h/b"])  # a passed with key 1; b failed
+    assert run({"a.html": "2", "b.html": "1"}) == ({}, ["http://h/a"])  # a's page changed
+    assert run({"a.html": "2", "b.html": "1"}) == ({}, [])
+    assert run({"a.html": "2", "b.html": "1"}, active=False) == ({}, ["http://h/a", "http://h/b"])  # --fresh
+
+
+def test_a_page_key_ignores_the_build_date_and_commit_but_nothing_else(tmp_path):
+    import site_a11y
+
+    page = tmp_path / "p.html"
+    page.write_text("<p>x</p><aside>Built on 2026-11-30 from commit abc123.</aside>")
+    key = site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390})
+    page.write_text("<p>x</p><aside>Built on 2026-12-01 from commit def456 with local changes.</aside>")
+    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390}) == key
+    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 1440}) != key
+    assert site_a11y.page_key(tmp_path, "p.html", "other inputs", "axe", {"w": 390}) != key
+    page.write_text("<p>y</p><aside>Built on 2026-12-01 from commit def456 with local changes.</aside>")
+    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390}) != key

@@ -17,6 +17,7 @@ import pytest
 
 import site_a11y
 import site_check
+from bookcheck import results
 
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"
@@ -235,9 +236,24 @@ def context_for(browser, width, scheme):
     return context
 
 
-def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser):
+@pytest.fixture(scope="module")
+def memo_for(book, request):
+    """(memo, keys) for a check over every page: pages that passed this check before with the same
+    key (site_a11y.page_key) are not opened again; --fresh opens every page."""
+    inputs = site_a11y.site_inputs(book)
+    fresh = request.config.getoption("fresh") or request.config.getoption("update_outputs")
+
+    def memo(check, options):
+        keys = {rel: site_a11y.page_key(book, rel, inputs, check, options) for rel in html_pages(book)}
+        return results.Memo(check, active=not fresh), keys
+
+    return memo
+
+
+def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser, memo_for):
+    options = {"viewport": {"width": 390, "height": 844}, "is_mobile": True}
     problems = browser.run(site_a11y.check_pages, page_urls(book, served), site_a11y.blocking_script_problems,
-                                     {"viewport": {"width": 390, "height": 844}, "is_mobile": True})
+                           options, *memo_for("blocking-script", options))
     assert problems == {}
 
 
@@ -248,23 +264,19 @@ def _axe_after_diagrams(page):
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_no_serious_or_critical_axe_violation(book, served, browser, width, scheme):
+def test_no_serious_or_critical_axe_violation(book, served, browser, memo_for, width, scheme):
+    options = {"viewport": {"width": width, "height": 900}, "color_scheme": scheme}
     problems = browser.run(site_a11y.check_pages, page_urls(book, served), _axe_after_diagrams,
-                                     {"viewport": {"width": width, "height": 900}, "color_scheme": scheme})
+                           options, *memo_for(f"axe {width} {scheme}", options))
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
-def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser):
-    counted = []
-
-    def check(page):
-        found = site_a11y.diagram_problems(page)
-        counted.append(page.evaluate("document.querySelectorAll('div.mermaid').length"))
-        return found
-
-    problems = browser.run(site_a11y.check_pages, page_urls(book, served), check,
-                                     {"viewport": {"width": 390, "height": 900}, "color_scheme": "light"})
-    assert sum(counted) >= 30, sum(counted)
+def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser, memo_for):
+    options = {"viewport": {"width": 390, "height": 900}, "color_scheme": "light"}
+    problems = browser.run(site_a11y.check_pages, page_urls(book, served), site_a11y.diagram_problems,
+                           options, *memo_for("diagrams 390", options))
+    diagrams = sum((book / rel).read_text(encoding="utf-8").count('<pre class="mermaid"') for rel in html_pages(book))
+    assert diagrams >= 30, diagrams
     assert problems == {}
 
 

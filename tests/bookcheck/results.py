@@ -128,3 +128,45 @@ def save(passed: dict[str, str], ran: set[str]) -> None:
     tmp = STORE.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record, indent=0, sort_keys=True), encoding="utf-8")
     tmp.replace(STORE)
+
+
+MEMO = STORE.with_name("results-per-page.json")
+
+
+class Memo:
+    """Passes of one check on each of many subjects (a browser check on each page of the built
+    site), so that a rebuilt site is checked again only on the pages whose key changed. The
+    caller computes each subject's key from everything the check sees of it; only passes are
+    recorded; ``active=False`` (``--fresh``) checks every subject and records the passes."""
+
+    def __init__(self, check: str, active: bool = True):
+        self.check = check
+        self.active = active
+        self.passes: dict[str, str] = {}
+        self.failed: set[str] = set()
+        try:
+            self._before = json.loads(MEMO.read_text(encoding="utf-8")).get(check, {})
+        except (OSError, ValueError):
+            self._before = {}
+
+    def passed_before(self, subject: str, key: str) -> bool:
+        return self.active and self._before.get(subject) == key
+
+    def record(self, subject: str, key: str, ok: bool) -> None:
+        if ok:
+            self.passes[subject] = key
+        else:
+            self.failed.add(subject)
+
+    def save(self) -> None:
+        try:
+            record = json.loads(MEMO.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = {}
+        mine = {k: v for k, v in record.get(self.check, {}).items() if k not in self.failed}
+        mine.update(self.passes)
+        record[self.check] = mine
+        MEMO.parent.mkdir(parents=True, exist_ok=True)
+        tmp = MEMO.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(record, indent=0, sort_keys=True), encoding="utf-8")
+        tmp.replace(MEMO)
