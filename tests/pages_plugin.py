@@ -75,6 +75,7 @@ class Reuse:
 
     def decide(self, config, items):
         self.active = not (config.getoption("fresh") or config.getoption("update_outputs"))
+        results.FRESH = not self.active
         keys = results.Keys()
         record = results.load() if self.active else {}
         for item in items:

@@ -14,7 +14,9 @@ else, one child per page, each in its own empty working directory.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import json
 import multiprocessing
 import os
 import tempfile
@@ -142,8 +144,27 @@ def _run_all(jobs: list[dict], workers: int) -> list[list]:
     return results
 
 
-def round_trip(pages: dict[str, list[dict]], workers: int = 2) -> dict[str, list[str]]:
-    """Run each page's copied blocks; return {page: problems} for pages whose output differs."""
+def page_keys(pages: dict[str, list[dict]]) -> dict[str, str]:
+    """What a page's round trip depends on: its copied blocks and the outputs it shows, the
+    files a page's code can import or read (bookcheck.results: snippets/, docs/ but pages, the
+    harness), this module and the environment."""
+    from bookcheck import results
+
+    common = results.Keys().page_common() + results.environment() + Path(__file__).read_text(encoding="utf-8")
+    keys = {}
+    for rel, blocks in pages.items():
+        h = hashlib.sha256((common + rel + json.dumps(blocks, sort_keys=True)).encode())
+        keys[rel] = h.hexdigest()[:40]
+    return keys
+
+
+def round_trip(pages: dict[str, list[dict]], workers: int = 2, memo=None) -> dict[str, list[str]]:
+    """Run each page's copied blocks; return {page: problems} for pages whose output differs.
+    With ``memo`` (a bookcheck.results.Memo), a page that passed before with the same key
+    (page_keys) is not run again."""
+    keys = page_keys(pages) if memo is not None else {}
+    if memo is not None:
+        pages = {rel: blocks for rel, blocks in pages.items() if not memo.passed_before(rel, keys[rel])}
     jobs = [{"name": rel, "codes": [None if b["skip"] else b["code"] for b in blocks]}
             for rel, blocks in pages.items()]
     outputs = _run_all(jobs, workers)
@@ -158,4 +179,8 @@ def round_trip(pages: dict[str, list[dict]], workers: int = 2) -> dict[str, list
                     f"{b['where']}: copied from the site and run in order, the block prints\n"
                     f"{printed.rstrip()}\nbut the page shows\n{shown}"
                 )
+    if memo is not None:
+        for rel in pages:
+            memo.record(rel, keys[rel], rel not in problems)
+        memo.save()
     return problems

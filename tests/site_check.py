@@ -549,7 +549,9 @@ class SitePass:
             browser().start()
             inspected = inspect_site(build.site)
             pages, structural = round_trip.copied_pages(inspected)
-            self._result = (inspected, pages, structural, round_trip.round_trip(pages))
+            from bookcheck.results import Memo
+
+            self._result = (inspected, pages, structural, round_trip.round_trip(pages, memo=Memo("round trip")))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test that waits for it
             self._error = exc
 

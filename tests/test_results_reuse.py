@@ -152,3 +152,25 @@ def test_a_page_key_ignores_the_build_date_and_commit_but_nothing_else(tmp_path)
     assert site_a11y.page_key(tmp_path, "p.html", "other inputs", "axe", {"w": 390}) != key
     page.write_text("<p>y</p><aside>Built on 2026-12-01 from commit def456 with local changes.</aside>")
     assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390}) != key
+
+
+def test_the_round_trip_runs_again_only_pages_whose_key_changed(tmp_path, monkeypatch):
+    import round_trip
+
+    monkeypatch.setattr(results, "MEMO", tmp_path / "per-page.json")
+    ran = tmp_path / "ran.txt"
+
+    def page(n, shown=None):
+        code = f"open({str(ran)!r}, 'a').write('{n}')\nprint({n})"
+        return [{"code": code, "shown": str(n) if shown is None else shown, "skip": False, "where": f"p{n}.md:1"}]
+
+    pages = {"a": page(1), "b": page(2, shown="20")}
+    assert list(round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=True))) == ["b"]
+    assert sorted(ran.read_text()) == ["1", "2"]
+    ran.write_text("")
+    pages["b"] = page(3)
+    assert round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=True)) == {}
+    assert ran.read_text() == "3"  # a passed with the same key; b changed (and had failed)
+    ran.write_text("")
+    assert round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=False)) == {}
+    assert sorted(ran.read_text()) == ["1", "3"]

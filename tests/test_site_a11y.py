@@ -237,15 +237,14 @@ def context_for(browser, width, scheme):
 
 
 @pytest.fixture(scope="module")
-def memo_for(book, request):
+def memo_for(book):
     """(memo, keys) for a check over every page: pages that passed this check before with the same
     key (site_a11y.page_key) are not opened again; --fresh opens every page."""
     inputs = site_a11y.site_inputs(book)
-    fresh = request.config.getoption("fresh") or request.config.getoption("update_outputs")
 
     def memo(check, options):
         keys = {rel: site_a11y.page_key(book, rel, inputs, check, options) for rel in html_pages(book)}
-        return results.Memo(check, active=not fresh), keys
+        return results.Memo(check), keys
 
     return memo
 

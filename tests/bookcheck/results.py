@@ -131,17 +131,18 @@ def save(passed: dict[str, str], ran: set[str]) -> None:
 
 
 MEMO = STORE.with_name("results-per-page.json")
+FRESH = False  # set by the pytest plugin: --fresh or --update-outputs check every subject
 
 
 class Memo:
     """Passes of one check on each of many subjects (a browser check on each page of the built
     site), so that a rebuilt site is checked again only on the pages whose key changed. The
     caller computes each subject's key from everything the check sees of it; only passes are
-    recorded; ``active=False`` (``--fresh``) checks every subject and records the passes."""
+    recorded; with ``--fresh`` (or ``active=False``) every subject is checked and the passes recorded."""
 
-    def __init__(self, check: str, active: bool = True):
+    def __init__(self, check: str, active: bool | None = None):
         self.check = check
-        self.active = active
+        self.active = (not FRESH) if active is None else active
         self.passes: dict[str, str] = {}
         self.failed: set[str] = set()
         try:
