@@ -153,7 +153,8 @@ def page_keys(pages: dict[str, list[dict]]) -> dict[str, str]:
     common = results.Keys().page_common() + results.environment() + Path(__file__).read_text(encoding="utf-8")
     keys = {}
     for rel, blocks in pages.items():
-        h = hashlib.sha256((common + rel + json.dumps(blocks, sort_keys=True)).encode())
+        ran = [{k: b[k] for k in ("where", "code", "shown", "skip")} for b in blocks]
+        h = hashlib.sha256((common + rel + json.dumps(ran, sort_keys=True)).encode())
         keys[rel] = h.hexdigest()[:40]
     return keys
 

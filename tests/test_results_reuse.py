@@ -162,7 +162,9 @@ def test_the_round_trip_runs_again_only_pages_whose_key_changed(tmp_path, monkey
 
     def page(n, shown=None):
         code = f"open({str(ran)!r}, 'a').write('{n}')\nprint({n})"
-        return [{"code": code, "shown": str(n) if shown is None else shown, "skip": False, "where": f"p{n}.md:1"}]
+        # As round_trip.pair_blocks gives them: with the page model's block (not JSON).
+        return [{"block": object(), "code": code, "shown": str(n) if shown is None else shown, "skip": False,
+                 "where": f"p{n}.md:1"}]
 
     pages = {"a": page(1), "b": page(2, shown="20")}
     assert list(round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=True))) == ["b"]
