@@ -113,6 +113,9 @@ def on_post_template(output, template_name, config):
 
 def on_post_page(output, page, config):
     output = MERMAID_SCRIPT.sub("", output)
+    # mermaid2 re-serialises pages with diagrams, attributes sorted: Material's canonical link
+    # is given back its own form (rel first), the same on every page.
+    output = CANONICAL_SORTED.sub(r'<link rel="canonical" href="\1"/>', output)
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
     if page.file.src_uri.endswith(".ipynb"):
         output = INLINE_STYLE.sub("", output)
@@ -127,6 +130,7 @@ def on_post_page(output, page, config):
 
 
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
+CANONICAL_SORTED = re.compile(r'<link href="([^"]*)" rel="canonical"/?>')
 
 
 def escape(text: str) -> str:
