@@ -2,20 +2,29 @@
 // with the vendored KaTeX, on the first page and after every instant navigation (Material's
 // document$). KaTeX (about 300 KB) is loaded only when a page has math. A formula KaTeX
 // cannot parse stays untypeset and logs an error, which the browser test of the site rejects.
-// A display formula wider than the column (on a phone) is made keyboard-focusable.
+//
+// A display formula wider than its column scrolls, so it must be reachable by keyboard. Its
+// width is known only once KaTeX's stylesheet and fonts are in use, and changes with the
+// column (a resize, a phone's rotation): it is measured after the stylesheet has loaded and
+// typesetting is done, again whenever a font finishes loading or the window is resized.
+// Each display formula then carries data-overflow="yes" or "no" (tabindex="0" when "yes").
 (function () {
   "use strict";
   var base = new URL("../vendor/katex/", document.currentScript.src).href;
   var loading = null;
 
-  function script(name) {
+  function load(el, parent) {
     return new Promise(function (resolve, reject) {
-      var el = document.createElement("script");
-      el.src = base + name;
       el.onload = resolve;
-      el.onerror = function () { reject(new Error("could not load " + el.src)); };
-      document.head.appendChild(el);
+      el.onerror = function () { reject(new Error("could not load " + (el.src || el.href))); };
+      parent.appendChild(el);
     });
+  }
+
+  function script(name) {
+    var el = document.createElement("script");
+    el.src = base + name;
+    return load(el, document.head);
   }
 
   function loadKatex() {
@@ -23,11 +32,40 @@
       var css = document.createElement("link");
       css.rel = "stylesheet";
       css.href = base + "katex.min.css";
-      document.head.appendChild(css);
-      loading = script("katex.min.js").then(function () { return script("auto-render.min.js"); });
+      loading = Promise.all([
+        load(css, document.head),
+        script("katex.min.js").then(function () { return script("auto-render.min.js"); }),
+      ]);
     }
     return loading;
   }
+
+  function measure() {
+    document.querySelectorAll("div.arithmatex").forEach(function (el) {
+      if (!el.querySelector(".katex")) return; // not typeset (yet, or it failed)
+      var wide = el.scrollWidth > el.clientWidth + 1;
+      if (wide) el.setAttribute("tabindex", "0");
+      else el.removeAttribute("tabindex");
+      el.setAttribute("data-overflow", wide ? "yes" : "no");
+    });
+  }
+
+  // Measured once the fonts the typeset formulas use have loaded (reading the layout first
+  // makes the browser request them), then after any later font load and any resize.
+  function measureWhenFontsLoaded() {
+    document.querySelectorAll("div.arithmatex").forEach(function (el) { void el.scrollWidth; });
+    if (document.fonts && document.fonts.ready) document.fonts.ready.then(measure);
+    else measure();
+  }
+
+  if (document.fonts && document.fonts.addEventListener) {
+    document.fonts.addEventListener("loadingdone", measure);
+  }
+  var timer = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(timer);
+    timer = setTimeout(measure, 100);
+  });
 
   document$.subscribe(function () {
     var formulas = document.querySelectorAll(".arithmatex");
@@ -41,9 +79,8 @@
           ],
           throwOnError: false,
         });
-        // A display formula wider than the column scrolls: it must be reachable by keyboard.
-        if (el.tagName === "DIV" && el.scrollWidth > el.clientWidth + 1) el.setAttribute("tabindex", "0");
       });
+      measureWhenFontsLoaded();
     });
   });
 })();
