@@ -1,8 +1,8 @@
 """Build hooks (mkdocs.yml `hooks:`).
 
 0. The page stamp: for every Markdown page with code, how its blocks are verified, counted by
-   the harness's own page model (bookcheck, in tests/bookcheck/, installed with the book's
-   package), and the date and commit of the build. The template (overrides/main.html)
+   the harness's own page model (the top-level package bookcheck, installed with the
+   book's stack), and the date and commit of the build. The template (overrides/main.html)
    prints it; tests/test_site.py checks it is true.
 
 1. The test markers of a page (HTML comments such as <!--pytest-codeblocks:cont-->) are

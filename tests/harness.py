@@ -1,4 +1,4 @@
-"""The verification harness, as one module for tests of fixture pages (tests/bookcheck/ holds
+"""The verification harness, as one module for tests of fixture pages (bookcheck/ holds
 the code, split by concern; see its __init__).
 
 ``check_page(path)`` runs every check of a page and returns the failures' messages.

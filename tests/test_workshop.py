@@ -1,7 +1,7 @@
 """Tests of the workshop's checker (snippets/workshop/).
 
 The checks bite: every reference passes, every starter fails, and every plausible wrong
-solution kept in tests/workshop_wrong/ is rejected with the check and the hint a reader sees
+solution kept in docs/workshop/wrong/ is rejected with the check and the hint a reader sees
 (asserted below, one expected message per file). The command line's exit status is 0, 1 or
 2 as documented. Expected values come from torch (F.cross_entropy, F.layer_norm, ...), never
 from the code under test.
@@ -19,7 +19,7 @@ from snippets.workshop.__main__ import main
 from snippets.workshop.check import check, compare, get_task, load, Mismatch, starter_path
 
 ROOT = Path(__file__).resolve().parent.parent
-WRONG = ROOT / "tests" / "workshop_wrong"
+WRONG = ROOT / "docs" / "workshop" / "wrong"
 
 # file -> (the failing check, a piece of the message, a piece of the hint)
 EXPECTED = {

@@ -1,4 +1,5 @@
-"""The book's page model and checks, importable without pytest (the build hooks use it).
+"""The book's page model and checks: one top-level package that the build hooks (overrides/)
+and the tests (tests/) both import; it imports nothing from either, nor pytest.
 
     markers   the one registry of markers (fence markers and table comments)
     page      parsing a page into blocks, each with its kind computed once
@@ -14,7 +15,7 @@
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 
 
