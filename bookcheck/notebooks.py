@@ -1,7 +1,8 @@
 """Notebooks executed once per content key, the result shared by the site build and the tests.
 
-The key is the notebook's bytes, the bytes of every module of ``snippets`` it imports
-(followed through their own imports of ``snippets``), and the torch and Python versions: a
+The key is the notebook's bytes, the data files in its folder, every file under
+``snippets/`` (a notebook may load any of them: a workshop notebook loads its task with
+importlib), ``constraints.txt`` and ``pyproject.toml``, and the torch and Python versions: a
 change to any of them executes the notebook afresh. Executed notebooks are kept in
 ``.cache/notebooks/`` (ignored by git). A notebook whose execution fails fails again from the cache, with the
 same message, until its key changes.
@@ -62,14 +63,24 @@ def versions() -> str:
     return f"torch={version('torch')};python={sys.version}"
 
 
+KEY_FILES = ("constraints.txt", "pyproject.toml")
+
+
+def key_inputs(path: Path) -> list[Path]:
+    """The files a notebook's execution can read, besides itself (see the module's docstring)."""
+    path = Path(path).resolve()
+    # beside it: data files it may open (not the other notebooks and pages of the folder)
+    folder = [p for p in sorted(path.parent.iterdir()) if p.is_file() and p.suffix not in {".ipynb", ".md"}]
+    package = [p for p in sorted((ROOT / "snippets").rglob("*"))
+               if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return folder + package + [ROOT / n for n in KEY_FILES if (ROOT / n).is_file()]
+
+
 def content_key(path: Path) -> str:
-    data = Path(path).read_bytes()
-    nb = json.loads(data)
-    source = "\n".join("".join(c.get("source", "")) for c in nb.get("cells", []) if c.get("cell_type") == "code")
     h = hashlib.sha256()
-    h.update(data)
-    for dep in imported_snippets(source):
-        h.update(str(dep.relative_to(ROOT)).encode() + b"\0" + dep.read_bytes())
+    h.update(Path(path).read_bytes())
+    for dep in key_inputs(path):
+        h.update(str(dep).encode() + b"\0" + dep.read_bytes())
     h.update(versions().encode())
     return h.hexdigest()[:32]
 

@@ -1,4 +1,4 @@
-"""The page model (tests/bookcheck/): one classification, one marker registry, shell
+"""The page model (bookcheck/): one classification, one marker registry, shell
 blocks' raises, every checked state also reset, notebook keys, the output updater."""
 
 import json
@@ -144,30 +144,30 @@ def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
     del builtins.RUNS
 
 
-def test_a_notebook_key_changes_with_what_it_depends_on(tmp_path, monkeypatch):
+def test_a_notebook_key_changes_with_everything_its_execution_can_read(tmp_path, monkeypatch):
     pkg = tmp_path / "snippets"
-    pkg.mkdir()
+    (pkg / "workshop" / "tasks").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "helper.py").write_text("from snippets.deep import f\n")
-    (pkg / "deep.py").write_text("def f(): return 1\n")
-    (pkg / "other.py").write_text("X = 1\n")
-    nb = tmp_path / "n.ipynb"
-    cell = {"cell_type": "code", "source": "from snippets.helper import f\n", "metadata": {}, "outputs": [],
+    (pkg / "helper.py").write_text("X = 1\n")
+    (pkg / "workshop" / "tasks" / "linear.py").write_text("CASES = [1]\n")  # loaded by importlib
+    (tmp_path / "constraints.txt").write_text("torch==2.13.0\n")
+    (tmp_path / "docs").mkdir()
+    nb = tmp_path / "docs" / "n.ipynb"
+    cell = {"cell_type": "code", "source": "import importlib\n", "metadata": {}, "outputs": [],
             "execution_count": None}
     nb.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    (tmp_path / "docs" / "data.txt").write_text("1\n")  # beside the notebook
     monkeypatch.setattr(notebooks, "ROOT", tmp_path)
     key = notebooks.content_key(nb)
     assert notebooks.content_key(nb) == key
-    (pkg / "other.py").write_text("X = 2\n")  # not imported: same key
-    assert notebooks.content_key(nb) == key
-    (pkg / "deep.py").write_text("def f(): return 2\n")  # imported through helper
-    assert notebooks.content_key(nb) != key
-    key = notebooks.content_key(nb)
+    for name in ("snippets/helper.py", "snippets/workshop/tasks/linear.py", "constraints.txt", "docs/data.txt"):
+        path = tmp_path / name
+        text = path.read_text()
+        path.write_text(text + "# edited\n")
+        assert notebooks.content_key(nb) != key, name
+        path.write_text(text)
+        assert notebooks.content_key(nb) == key, name
     monkeypatch.setattr(notebooks, "versions", lambda: "torch=9.9.9;python=3.11")
-    assert notebooks.content_key(nb) != key
-    monkeypatch.undo()
-    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
-    nb.write_text(nb.read_text().replace("helper", "other"))
     assert notebooks.content_key(nb) != key
 
 
