@@ -173,11 +173,13 @@ class Outcome:
     namespace: dict | None = None  # the chain's namespace (only of the chain's last block)
 
 
-def run_recorded(chain: list[Block], seed: int) -> dict[int, Outcome]:
+def run_recorded(chain: list[Block], seed: int, after=None) -> dict[int, Outcome]:
     """Reset torch, run ``chain`` in one fresh namespace; record each block's outcome.
 
     A block after a failed one is not run; it fails as continuing it. A block that leaves
     torch global state changed fails (the chain goes on, as a reader's session would).
+    ``after``: {block id: fn(namespace)}, called right after that block has run without error
+    (a diagram checked against code reads the namespace at its place in the page).
     """
     reset_torch_state(seed)
     namespace = {"__name__": "__main__"}
@@ -203,6 +205,8 @@ def run_recorded(chain: list[Block], seed: int) -> dict[int, Outcome]:
                 ))
             else:
                 results[id(b)] = Outcome(shown=shown)
+            if after and id(b) in after:
+                after[id(b)](namespace)
         results[id(chain[-1])].namespace = namespace
     finally:
         reset_torch_state(SEEDS[0])
@@ -218,10 +222,14 @@ def run_chain(chain: list[Block], seed: int) -> tuple[dict, str]:
 
 
 class PageRuns:
-    """The recorded runs of one page's chains, each chain run once per seed."""
+    """The recorded runs of one page's chains, each chain run once per seed.
 
-    def __init__(self, blocks: list[Block]):
+    ``probes``: {block id: fn(namespace)} run during the first seed's run, right after that
+    block (the diagrams checked against code: bookcheck.diagrams), so no chain runs again."""
+
+    def __init__(self, blocks: list[Block], probes=None):
         self.blocks = blocks
+        self.probes = dict(probes or {})
         self._done: dict[tuple[int, int], dict[int, Outcome]] = {}
         self.printed: dict[int, str] = {}  # block id -> first-seed output (for --update-outputs)
 
@@ -229,7 +237,7 @@ class PageRuns:
         key = (id(block), seed)
         if key not in self._done:
             chain = longest_chain(self.blocks, block)
-            results = run_recorded(chain, seed)
+            results = run_recorded(chain, seed, self.probes if seed == SEEDS[0] else None)
             for b in chain:
                 self._done[(id(b), seed)] = results
             for b in chain:

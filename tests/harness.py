@@ -6,7 +6,7 @@ the code, split by concern; see its __init__).
 
 from bookcheck import DOCS, ROOT, HarnessError  # noqa: F401
 from bookcheck.counts import fence_counts  # noqa: F401
-from bookcheck.diagrams import check_diagram
+from bookcheck.diagrams import check_diagram, diagram_probes
 from bookcheck.guard import guard
 from bookcheck.markers import DIAGRAM_MARKS, DIAGRAM_SYNTAX, KNOWN_MARKS, RUN_SYNTAX  # noqa: F401
 from bookcheck.page import Block, expand_snippets, parse_page  # noqa: F401
@@ -21,13 +21,14 @@ def check_page(path) -> list[str]:
     if failures:
         return failures
     blocks = parse_page(path)
-    runs = PageRuns(blocks)
+    probes, record = diagram_probes(blocks)
+    runs = PageRuns(blocks, probes)
     for b in blocks:
         try:
             if b.kind == "run":
                 check_block(blocks, b, runs)
             elif b.kind == "checked diagram":
-                check_diagram(blocks, b)
+                check_diagram(blocks, b, runs, record)
         except HarnessError as exc:
             failures.append(str(exc))
     try:
