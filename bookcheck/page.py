@@ -75,9 +75,14 @@ def parse_text(text: str, path: Path) -> list[Block]:
     """
     text = markers.CONT.sub("<!--pytest.mark.cont-->", text)
     raw = _codeblocks_parser()(io.StringIO(text))
+    lines = text.splitlines()
     blocks = []
     for cb in raw:
-        block = Block(Path(path), cb.lineno, (cb.syntax or "").strip(), cb.code, cb.expected_output)
+        code = fence_body(lines, cb.lineno, cb.code)
+        shown = None
+        if cb.expected_output is not None:
+            shown = fence_body(lines, _output_fence(lines, cb.lineno), cb.expected_output)
+        block = Block(Path(path), cb.lineno, (cb.syntax or "").strip(), code, shown)
         for m in cb.marks:
             try:
                 block.marks.append(markers.eval_mark(m))
@@ -87,6 +92,43 @@ def parse_text(text: str, path: Path) -> list[Block]:
         block.kind = kind_of(block)
         blocks.append(block)
     return blocks
+
+
+def _fence_end(lines: list[str], start: int) -> int:
+    """The index of the line that closes the fence opened on ``lines[start]``."""
+    fence = lines[start]
+    indent = len(fence) - len(fence.lstrip())
+    ticks = len(fence.lstrip()) - len(fence.lstrip().lstrip("`"))
+    for i in range(start + 1, len(lines)):
+        line = lines[i]
+        if line.strip() == "`" * ticks and len(line) - len(line.lstrip()) <= indent + 3:
+            return i
+    return len(lines)
+
+
+def fence_body(lines: list[str], lineno: int, parsed: str) -> str:
+    """A fence's content exactly as the page holds it, the fence's indentation removed and
+    blank lines kept (pytest-codeblocks' parser drops the blank lines of an indented fence,
+    e.g. in an admonition, so that the code would run without them while a reader copies them).
+    ``lineno``: the fence's line (1-based). Falls back to ``parsed`` if the two disagree on
+    anything but blank lines."""
+    start = lineno - 1
+    if not (0 <= start < len(lines)) or not lines[start].lstrip().startswith("```"):
+        return parsed
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    body = [line[indent:] if line[:indent].strip() == "" else line for line in lines[start + 1:_fence_end(lines, start)]]
+    exact = "\n".join(body) + "\n" if body else ""
+    if [line for line in exact.splitlines() if line.strip()] != [line for line in parsed.splitlines() if line.strip()]:
+        return parsed
+    return exact
+
+
+def _output_fence(lines: list[str], lineno: int) -> int:
+    """The line (1-based) of the output fence that follows the fence on ``lineno``."""
+    i = _fence_end(lines, lineno - 1) + 1
+    while i < len(lines) and not lines[i].lstrip().startswith("```"):
+        i += 1
+    return i + 1
 
 
 def parse_page(path: Path) -> list[Block]:

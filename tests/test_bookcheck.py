@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bookcheck import HarnessError, ROOT, markers, notebooks, state
-from bookcheck.page import parse_text
+from bookcheck.page import parse_page, parse_text
 from bookcheck.run import PageRuns, check_block
 from bookcheck.update import rewrite
 
@@ -218,3 +218,29 @@ def test_drift_report_names_the_first_line_that_changes_and_why_a_block_fails():
     assert totals["pages"] == 3 and totals["pages changed"] == 2, totals
     assert drift.first_difference("a\nb\n", "a\nc\n") == "line 2: 'b' -> 'c'"
     assert drift.first_difference("a", "a\nb") == "line 2: '(no line)' -> 'b'"
+
+
+def test_an_indented_fence_runs_with_its_blank_lines_as_a_reader_copies_it(tmp_path):
+    """pytest-codeblocks' parser drops the blank lines of a fence inside an admonition; the
+    page model keeps them, so the code that runs is the code a reader copies."""
+    from bookcheck.check import check_page
+
+    path = page(tmp_path, '''\
+        ??? success "Answer"
+
+            ```python
+            text = """a
+
+            b"""
+
+            print(repr(text))
+            ```
+
+            <!--pytest-codeblocks:expected-output-->
+            ```text
+            'a\\n\\nb'
+            ```
+        ''')
+    [block] = [b for b in parse_page(path) if b.syntax == "python"]
+    assert block.code == 'text = """a\n\nb"""\n\nprint(repr(text))\n'
+    assert check_page(path) == []
