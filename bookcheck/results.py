@@ -1,28 +1,34 @@
-"""Checks that passed with identical inputs are not run again (``make test FRESH=1`` runs all).
+"""A check that passed is not run again while nothing it could have read has changed.
 
-A check's key is a hash of everything its outcome can depend on:
+Reuse is sound by construction, not by declaration: a check's key is the hash of
 
-- every check: its pytest node id, the Python and platform, the name and version of every
-  installed distribution (torch, mkdocs, playwright, ...), the chromium binary, ``CI``;
-- a check of a page (its guard, blocks, diagrams, tables): the page, ``mkdocs.yml``, every file
-  under ``snippets/`` and every file under ``docs/`` that is not a page (includes), the harness
-  (``tests/bookcheck/``, ``tests/pages_plugin.py``), ``pyproject.toml`` and ``constraints.txt``;
-- any other check: every file of the project (``git ls-files --cached --others
-  --exclude-standard``: tracked files and new ones not ignored), so an edit anywhere runs it again.
+- its pytest node id;
+- every file of the project (``git ls-files --cached --others --exclude-standard``: tracked
+  files and new ones not ignored), whatever the check reads: pages, snippets, the files a
+  page's shell block runs, fixtures, assets, ``mkdocs.yml``, notebooks, the harness itself;
+- the environment: the Python build and platform, the name and version of every installed
+  distribution, the version the browser itself reports (``chromium --version``, not the
+  launcher script's bytes), and every environment variable except those that name the
+  terminal or make's own bookkeeping (NOT_INPUTS).
 
-Only passes are recorded (the last key each check passed with); a failure or a skip runs again
-next time. The record lives in
-``.cache/results.json`` (ignored by git; ``BOOK_RESULTS`` names another file); a clean clone has
-none, so CI runs every check.
+So any edit anywhere in the project runs every check again; an unchanged tree after a green
+run runs nothing. A reused check is never reported as passed: the pages plugin deselects it
+and the summary counts it as reused. Never under ``CI=true``, with ``--fresh`` (``make test
+FRESH=1``) or ``--update-outputs``. Only passes are recorded; a failure or a skip runs again.
+
+What the key does not cover: files outside the project that are not part of an installed
+distribution (system fonts and libraries; the notebooks-anywhere test's venv in
+``~/.cache/autograd-book``). ``make test FRESH=1`` runs every check; CI always does.
+The record lives in ``.cache/results.json`` (ignored by git; ``BOOK_RESULTS`` names another).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,8 +36,15 @@ from pathlib import Path
 from . import ROOT
 
 STORE = Path(os.environ.get("BOOK_RESULTS", ROOT / ".cache" / "results.json"))
-PAGE_INPUTS = ("mkdocs.yml", "pyproject.toml", "constraints.txt", "tests/pages_plugin.py")
-PAGE_TREES = ("snippets", "tests/bookcheck")
+# Variables that describe the terminal, the shell or make's bookkeeping, read by no check.
+# FRESH is make's switch for --fresh, which turns reuse off anyway.
+NOT_INPUTS = {"_", "OLDPWD", "SHLVL", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "FRESH",
+              "COLUMNS", "LINES", "TERM", "COLORTERM", "PYTEST_CURRENT_TEST", "BOOK_RESULTS"}
+NOT_INPUT_PREFIXES = ("SSH_", "TMUX", "TERM_", "WINDOWID", "XDG_SESSION")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
 def _h(*parts: bytes) -> str:
@@ -58,58 +71,58 @@ def project_files(root: Path = ROOT) -> list[str]:
     return sorted(n for n in names if (root / n).is_file())
 
 
+@functools.lru_cache(maxsize=1)
+def browser_version() -> str:
+    """What the browser itself says it is (Debian's `chromium` is a launcher script: its bytes
+    do not change with the browser)."""
+    import shutil
+
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not found:
+        return "no chromium"
+    try:
+        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"chromium at {found}: {type(exc).__name__}"
+
+
+def environment_variables(environ=None) -> dict[str, str]:
+    environ = os.environ if environ is None else environ
+    return {k: v for k, v in environ.items()
+            if k not in NOT_INPUTS and not k.startswith(NOT_INPUT_PREFIXES)}
+
+
 def environment() -> str:
     from importlib.metadata import distributions
 
     dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
-    browser = shutil.which("chromium")
-    if browser:
-        st = Path(browser).resolve().stat()
-        browser = f"{Path(browser).resolve()}:{st.st_size}:{int(st.st_mtime)}"
-    return _h(sys.version.encode(), platform.platform().encode(), "\n".join(dists).encode(),
-              str(browser).encode(), os.environ.get("CI", "").lower().encode())
+    variables = json.dumps(environment_variables(), sort_keys=True)
+    return _h(sys.version.encode(), sys.executable.encode(), platform.platform().encode(),
+              "\n".join(dists).encode(), browser_version().encode(), variables.encode())
 
 
 class Keys:
-    """Computes each check's key; file digests are read once per session."""
+    """Each check's key: its node id, every project file, the environment."""
 
     def __init__(self, root: Path = ROOT):
         self.root = root
-        self.env = environment()
-        self.files = project_files(root)
-        self._digest: dict[str, str] = {}
-        self._all = None
-        self._page_common = None
+        self._tree = None
+        self._env = None
 
-    def digest(self, name: str) -> str:
-        if name not in self._digest:
-            self._digest[name] = _h(name.encode(), (self.root / name).read_bytes())
-        return self._digest[name]
+    def tree(self) -> str:
+        if self._tree is None:
+            self._tree = _h(*(_h(n.encode(), (self.root / n).read_bytes()).encode()
+                              for n in project_files(self.root)))
+        return self._tree
 
-    def _of(self, names) -> str:
-        return _h(*(self.digest(n).encode() for n in names))
+    def env(self) -> str:
+        if self._env is None:
+            self._env = environment()
+        return self._env
 
-    def everything(self) -> str:
-        if self._all is None:
-            self._all = self._of(self.files)
-        return self._all
-
-    def page_common(self) -> str:
-        if self._page_common is None:
-            docs = "docs/"
-            names = [n for n in self.files if n in PAGE_INPUTS
-                     or any(n.startswith(t + "/") for t in PAGE_TREES)
-                     or (n.startswith(docs) and not n.endswith(".md"))]
-            self._page_common = self._of(names)
-        return self._page_common
-
-    def key(self, nodeid: str, page: Path | None) -> str:
-        if page is not None:
-            name = str(Path(page).resolve().relative_to(self.root.resolve()))
-            inputs = self.page_common() + self.digest(name)
-        else:
-            inputs = self.everything()
-        return _h(self.env.encode(), nodeid.encode(), inputs.encode())[:40]
+    def key(self, nodeid: str) -> str:
+        return _h(nodeid.encode(), self.tree().encode(), self.env().encode())[:40]
 
 
 def load() -> dict[str, str]:
@@ -130,44 +143,28 @@ def save(passed: dict[str, str], ran: set[str]) -> None:
     tmp.replace(STORE)
 
 
-MEMO = STORE.with_name("results-per-page.json")
-FRESH = False  # set by the pytest plugin: --fresh or --update-outputs check every subject
+# The record of a whole passing run: what the page stamp may call verified.
+VERIFIED = STORE.with_name("verified.json")
 
 
-class Memo:
-    """Passes of one check on each of many subjects (a browser check on each page of the built
-    site), so that a rebuilt site is checked again only on the pages whose key changed. The
-    caller computes each subject's key from everything the check sees of it; only passes are
-    recorded; with ``--fresh`` (or ``active=False``) every subject is checked and the passes recorded."""
+def record_verified(tree: str, facts: dict) -> None:
+    """After a run of the whole suite (every test path, no selection) that passed: the tree it
+    verified (Keys.tree()) and what ran on it."""
+    VERIFIED.parent.mkdir(parents=True, exist_ok=True)
+    tmp = VERIFIED.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(dict(facts, tree=tree), indent=1, sort_keys=True), encoding="utf-8")
+    tmp.replace(VERIFIED)
 
-    def __init__(self, check: str, active: bool | None = None):
-        self.check = check
-        self.active = (not FRESH) if active is None else active
-        self.passes: dict[str, str] = {}
-        self.failed: set[str] = set()
-        try:
-            self._before = json.loads(MEMO.read_text(encoding="utf-8")).get(check, {})
-        except (OSError, ValueError):
-            self._before = {}
 
-    def passed_before(self, subject: str, key: str) -> bool:
-        return self.active and self._before.get(subject) == key
+def forget_verified() -> None:
+    VERIFIED.unlink(missing_ok=True)
 
-    def record(self, subject: str, key: str, ok: bool) -> None:
-        if ok:
-            self.passes[subject] = key
-        else:
-            self.failed.add(subject)
 
-    def save(self) -> None:
-        try:
-            record = json.loads(MEMO.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            record = {}
-        mine = {k: v for k, v in record.get(self.check, {}).items() if k not in self.failed}
-        mine.update(self.passes)
-        record[self.check] = mine
-        MEMO.parent.mkdir(parents=True, exist_ok=True)
-        tmp = MEMO.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record, indent=0, sort_keys=True), encoding="utf-8")
-        tmp.replace(MEMO)
+def verified(root: Path = ROOT, path: Path | None = None) -> dict | None:
+    """The record of the last whole passing run, if it verified exactly this tree (every
+    project file as it is now); else None."""
+    try:
+        record = json.loads(Path(path or VERIFIED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if record.get("tree") == Keys(root).tree() else None

@@ -63,6 +63,9 @@ def on_config(config):
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     BUILD["commit"] = (commit + (" with local changes" if dirty else "")) if commit else "unknown (not a git checkout)"
     BUILD["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    from bookcheck import results
+
+    BUILD["verified"] = results.verified()  # a whole passing test run of exactly these files, or None
     _share_notebook_execution()
     _skip_mermaid_pass_without_diagrams(config)
     _cache_highlighting()

@@ -1,12 +1,14 @@
 """pytest plugin (loaded with -p in pyproject.toml): every page of docs/ becomes tests.
 
 Per page: its guard, each runnable block, each diagram checked against code and each
-hand-trace table (tests/bookcheck/ says what each check means). Each cont chain of a page
+hand-trace table (bookcheck/ says what each check means). Each cont chain of a page
 runs once per seed; its blocks are checked against the recorded outputs.
 
 Options: ``--update-outputs`` rewrites the expected-output fences of the pages run from what
 their blocks print (review with ``git diff``); ``--fresh`` runs every check, also those that
-passed before with identical inputs (bookcheck.results says what a check's inputs are).
+passed before with identical inputs (bookcheck.results: every project file and the
+environment). A reused check is deselected and counted as reused, never reported as passed;
+nothing is reused under CI=true.
 
 The site build (tests/test_site.py) is started in a background process when the session
 starts, so it runs while the pages' blocks do; the site's tests run last.
@@ -17,12 +19,8 @@ from __future__ import annotations
 import pytest
 
 from bookcheck import DOCS, HarnessError, markers, results
+from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
-from bookcheck.diagrams import check_diagram
-from bookcheck.guard import guard
-from bookcheck.page import parse_page
-from bookcheck.run import PageRuns, check_block
-from bookcheck.tables import table_checks
 
 UPDATES: dict = {}  # path -> {line of the block's fence: what it prints}
 
@@ -32,6 +30,9 @@ def pytest_addoption(parser):
                      help="rewrite the pages' expected-output fences from what their blocks print")
     parser.addoption("--fresh", action="store_true",
                      help="run every check, also those that passed before with identical inputs")
+    parser.addoption("--codeblocks", action="store_true",
+                     help="pytest-codeblocks' flag, accepted: the book's pages plugin always collects the "
+                          "pages given (pytest --codeblocks docs/part1/forks.md runs that page's checks)")
 
 
 def pytest_configure(config):
@@ -51,15 +52,27 @@ SITE_TESTS = ("tests/test_api_docs.py", "tests/test_site.py", "tests/test_site_a
 
 def pytest_collection_modifyitems(session, config, items):
     """The site's checks last: its build runs in the background meanwhile (see test_site).
-    Checks that passed before with identical inputs are reported as passed without running."""
+    Checks that passed before with identical inputs (bookcheck.results) are deselected and
+    counted as reused: they are not run, and not reported as passed."""
     site = [i for i in items if i.nodeid.startswith(SITE_TESTS)]
     if site:
         items[:] = [i for i in items if i not in site] + site
-    REUSE.decide(config, items)
-    if any(not REUSE.reused(i) for i in site):
+    reused = REUSE.decide(config, items)
+    if reused:
+        config.hook.pytest_deselected(items=reused)
+        items[:] = [i for i in items if i.nodeid not in REUSE.reused]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """The site's build (and its browser pass) start when the tests start, never at collection."""
+    if session.config.option.collectonly:
+        return None
+    if any(i.nodeid.startswith(SITE_TESTS) for i in session.items):
         import site_check
 
         site_check.start_book_build()
+    return None
 
 
 class Reuse:
@@ -67,25 +80,30 @@ class Reuse:
 
     def __init__(self):
         self.keys: dict[str, str] = {}
-        self.cached: set[str] = set()
+        self.reused: set[str] = set()
         self.failed: set[str] = set()  # a report failed or skipped
         self.done: set[str] = set()  # torn down: every report is in
-        self.skipped_runs = 0  # items reported as passed without running
+        self.why_not = ""  # why nothing is reused in this session
         self.active = False
 
-    def decide(self, config, items):
-        self.active = not (config.getoption("fresh") or config.getoption("update_outputs"))
-        results.FRESH = not self.active
-        keys = results.Keys()
-        record = results.load() if self.active else {}
+    def decide(self, config, items) -> list:
+        if config.getoption("fresh"):
+            self.why_not = "--fresh"
+        elif config.getoption("update_outputs"):
+            self.why_not = "--update-outputs"
+        elif results.in_ci():
+            self.why_not = "CI=true"
+        self.active = not self.why_not
+        self.keys_of = results.Keys()
+        self.keys_of.tree()  # the project's files as the run starts
+        if not self.active or config.getoption("collectonly"):
+            return []
+        record = results.load()
         for item in items:
-            page = item.path if isinstance(item, Check) else None
-            self.keys[item.nodeid] = keys.key(item.nodeid, page)
-            if record.get(item.nodeid) == self.keys[item.nodeid]:
-                self.cached.add(item.nodeid)
-
-    def reused(self, item) -> bool:
-        return self.active and item.nodeid in self.cached
+            self.keys[item.nodeid] = self.keys_of.key(item.nodeid)
+        reused = [i for i in items if record.get(i.nodeid) == self.keys[i.nodeid]]
+        self.reused = {i.nodeid for i in reused}
+        return reused
 
     def report(self, rep):
         if rep.failed or rep.skipped:
@@ -94,27 +112,15 @@ class Reuse:
             self.done.add(rep.nodeid)
 
     def save(self):
+        """Record this session's passes, unless a project file changed while it ran."""
+        if not self.active or results.Keys().tree() != self.keys_of.tree():
+            return
         ran = self.done | self.failed
         passed = {n: k for n, k in self.keys.items() if n in self.done and n not in self.failed}
         results.save(passed, ran)
 
 
 REUSE = Reuse()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_protocol(item, nextitem):
-    if not REUSE.reused(item):
-        return None
-    REUSE.skipped_runs += 1
-    ihook = item.ihook
-    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    for when, step in (("setup", lambda: None), ("call", lambda: None),
-                       ("teardown", lambda: item.session._setupstate.teardown_exact(nextitem))):
-        call = pytest.CallInfo.from_call(step, when=when)
-        ihook.pytest_runtest_logreport(report=ihook.pytest_runtest_makereport(item=item, call=call))
-    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
-    return True
 
 
 def pytest_runtest_logreport(report):
@@ -126,47 +132,20 @@ def pytest_unconfigure(config):
 
     if "site_check" in sys.modules:
         sys.modules["site_check"].close_browser()
+        sys.modules["site_check"].BUILDS.stop()
 
 
 class Page(pytest.File):
     def collect(self):
-        yield Check.from_parent(self, name="guard", run=lambda: _guard(self.path))
-        try:
-            blocks = parse_page(self.path)
-        except (RuntimeError, HarnessError):
-            return  # the guard item reports it
-        runs = PageRuns(blocks)
         update = self._record if self.config.getoption("update_outputs") else None
-        for b in blocks:
-            if b.runnable:
-                item = Check.from_parent(
-                    self, name=f"line {b.lineno}", run=lambda b=b: check_block(blocks, b, runs, update)
-                )
-                if b.kind == "skipped":
-                    item.add_marker(pytest.mark.skip(reason=f"{b.where}: {b.mark('skip').reason}"))
-                yield item
-            elif b.kind == "checked diagram":
-                yield Check.from_parent(self, name=f"line {b.lineno} diagram", run=lambda b=b: check_diagram(blocks, b))
-        try:
-            tables = table_checks(self.path)
-        except HarnessError as exc:
-            yield Check.from_parent(self, name="tables", run=lambda exc=exc: _raise(exc))
-            return
-        for table, check in tables:
-            yield Check.from_parent(self, name=f"line {table.lineno} {table.kind} table", run=check)
+        for check in page_checks(self.path, update):
+            item = Check.from_parent(self, name=check.name, run=check.run)
+            if check.skip is not None:
+                item.add_marker(pytest.mark.skip(reason=check.skip))
+            yield item
 
     def _record(self, block, shown):
         UPDATES.setdefault(block.path, {})[block.lineno] = shown
-
-
-def _guard(path):
-    problems = guard(path)
-    if problems:
-        raise HarnessError("\n".join(problems))
-
-
-def _raise(exc):
-    raise exc
 
 
 class Check(pytest.Item):
@@ -188,9 +167,10 @@ class Check(pytest.Item):
         return self.path, int(digits) - 1 if digits else 0, f"{self.path.name}::{self.name}"
 
 
-def pytest_sessionfinish(session):
-    if REUSE.keys and not session.config.getoption("collectonly"):
+def pytest_sessionfinish(session, exitstatus):
+    if REUSE.keys:
         REUSE.save()
+    _record_verified(session, exitstatus)
     if not UPDATES:
         return
     from bookcheck.update import rewrite
@@ -201,12 +181,40 @@ def pytest_sessionfinish(session):
     UPDATES.clear()
 
 
+def _whole_suite(config) -> bool:
+    """The run covers every check: the test paths of pyproject.toml, nothing selected away
+    (checks reused from an identical tree count as run: they passed on it)."""
+    option = config.option
+    return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not option.keyword
+            and not option.markexpr and not getattr(option, "lf", False) and not option.deselect
+            and not option.update_outputs and not option.collectonly and not option.exitfirst)
+
+
+def _record_verified(session, exitstatus):
+    """A whole passing run records the tree it verified (the page stamp says so, see
+    overrides/hooks.py); any other run that fails forgets the record."""
+    if (exitstatus == 0 and _whole_suite(session.config) and not session.testsfailed
+            and results.Keys().tree() == REUSE.keys_of.tree()):
+        import platform
+
+        import torch
+
+        results.record_verified(REUSE.keys_of.tree(), {
+            "torch": torch.__version__, "python": platform.python_version(),
+            "checks": len(REUSE.done | REUSE.failed) + len(REUSE.reused)})
+    elif exitstatus not in (0, 5):
+        results.forget_verified()
+
+
 def pytest_terminal_summary(terminalreporter):
-    if REUSE.skipped_runs:
-        ran = len(REUSE.done | REUSE.failed)
+    ran = len(REUSE.done | REUSE.failed)
+    if REUSE.reused:
         terminalreporter.write_line(
-            f"{REUSE.skipped_runs} of {ran} checks passed before with identical inputs and were not run "
-            "again (.cache/results.json; make test FRESH=1 runs every check)")
+            f"{len(REUSE.reused)} reused, {ran} run: the reused checks passed before with identical inputs "
+            "(every project file and the environment; .cache/results.json) and were not run again; "
+            "make test FRESH=1 runs every check")
+    elif REUSE.why_not:
+        terminalreporter.write_line(f"0 reused ({REUSE.why_not}), {ran} run")
     pages = sorted(DOCS.rglob("*.md"))
     try:
         counts, reasons = fence_counts(pages)

@@ -20,10 +20,6 @@ connection). Sites are served by ``site_check.serve`` (gzip, as a real host serv
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
 import time
 from pathlib import Path
 
@@ -45,76 +41,6 @@ INIT_SCRIPT = """
   };
 })();
 """
-
-
-def launch(playwright):
-    """Debian's chromium driven by playwright (no browser download)."""
-    return playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox", "--disable-gpu"])
-
-
-def check_pages(browser, urls: dict[str, str], check, context_options: dict, memo=None, keys=None) -> dict[str, list[str]]:
-    """``check(page)`` on every page of ``urls`` ({name: url}), each in a new tab of one context
-    made with ``context_options`` (INIT_SCRIPT added); {name: problems} for pages with problems.
-    With ``memo`` (a bookcheck.results.Memo) and ``keys`` ({name: page_key(...)}), a page that
-    passed before with the same key is not opened again.
-    (Two browsers side by side were measured slower on two cores: chromium already uses both.)"""
-    found: dict[str, list[str]] = {}
-    context = browser.new_context(**context_options)
-    context.add_init_script(INIT_SCRIPT)
-    try:
-        for name, url in urls.items():
-            if memo is not None and memo.passed_before(name, keys[name]):
-                continue
-            page = context.new_page()
-            page.goto(url, wait_until="load")
-            problems = check(page)
-            if problems:
-                found[name] = problems
-            if memo is not None:
-                memo.record(name, keys[name], not problems)
-            page.close()
-    finally:
-        context.close()
-        if memo is not None:
-            memo.save()
-    return found
-
-
-# What a page's browser check sees: its HTML (less the build's date and commit in the page
-# stamp), every file the site's pages load (stylesheets, scripts, fonts, images), the checks'
-# own code and axe-core, and the environment (chromium, installed packages).
-STAMP_DATE = re.compile(r"Built on \S+ from commit [^<]*?\.")
-NOT_LOADED = ("search/", "sitemap.xml", "downloads/")
-
-
-def site_inputs(site: Path) -> str:
-    from bookcheck import results
-
-    h = hashlib.sha256()
-    for path in sorted(site.rglob("*")):
-        rel = path.relative_to(site).as_posix()
-        if path.is_file() and path.suffix != ".html" and not rel.startswith(NOT_LOADED):
-            h.update(rel.encode() + b"\0" + path.read_bytes())
-    here = Path(__file__).parent
-    for code in (here / "site_a11y.py", here / "site_check.py", here / "test_site_a11y.py", AXE):
-        h.update(code.read_bytes())
-    h.update(results.environment().encode())
-    return h.hexdigest()
-
-
-def page_key(site: Path, rel: str, inputs: str, check: str, options: dict) -> str:
-    html = STAMP_DATE.sub("Built on (date) from commit (commit).", (site / rel).read_text(encoding="utf-8"))
-    h = hashlib.sha256()
-    for part in (inputs, check, json.dumps(options, sort_keys=True), rel, html):
-        h.update(part.encode() + b"\0")
-    return h.hexdigest()[:40]
-
-
-def chromium_path() -> str | None:
-    for path in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if os.path.exists(path):
-            return path
-    return None
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,6 +227,18 @@ def diagram_problems(page, min_px: float = MIN_LABEL_PX) -> list[str]:
         if d["overflows"] and not d["hintShown"]:
             problems.append(f"{where}: wider than the column and no visible hint that it scrolls")
     return problems
+
+
+def axe_after_diagrams(page) -> list[str]:
+    reveal_diagrams(page)
+    return axe_problems(page)
+
+
+def page_checks(page) -> dict[str, list[str]]:
+    """Every per-page check, in one load of a settled page (site_check's pass over the site):
+    render-blocking scripts, diagrams (revealed, then measured), axe-core."""
+    return {"blocking": blocking_script_problems(page), "diagrams": diagram_problems(page),
+            "axe": axe_problems(page)}
 
 
 # --------------------------------------------------------------------------------------------

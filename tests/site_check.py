@@ -80,14 +80,27 @@ def _build_command(dest: Path, config: Path):
     return [str(VENV_BIN / "mkdocs"), "build", "--strict", "-f", str(config), "-d", str(dest)], env
 
 
+RUNNING: set = set()  # builds in progress (stopped when the session ends)
+
+
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     """``mkdocs build --strict`` into ``dest``. Notebooks are executed once per content key
-    (bookcheck.notebooks), so a change to a notebook, a snippet it imports, torch or Python
-    executes them afresh."""
+    (bookcheck.notebooks), so a change to a notebook, anything under snippets/, torch or
+    Python executes them afresh."""
     command, env = _build_command(dest, config)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
-    return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
+    proc = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    RUNNING.add(proc)
+    try:
+        log, _ = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        log, _ = proc.communicate()
+        log += "\nthe build took over 600 s and was stopped"
+    finally:
+        RUNNING.discard(proc)
+    return Build(proc.returncode, log, time.perf_counter() - start, Path(dest))
 
 
 class BackgroundBuilds:
@@ -133,6 +146,11 @@ class BackgroundBuilds:
             self._results[name] = Build(1, f"{type(exc).__name__}: {exc}", 0.0, self._tmp / name / "site")
         finally:
             done.set()
+
+    def stop(self):
+        """End builds still running (a session that stops early leaves no build behind)."""
+        for proc in list(RUNNING):
+            proc.kill()
 
     def result(self, name: str) -> Build:
         config_of, done = self._jobs[name]
@@ -265,6 +283,7 @@ class Load:
     console: list = field(default_factory=list)  # console errors and uncaught exceptions
     returncode: int = 0  # 0: the page loaded
     copies: list | None = None  # [{"lang", "text"}] as the copy buttons give them
+    checks: dict = field(default_factory=dict)  # {check: problems} measured in the same load
 
 
 # Runs in every page before its own scripts: counts mermaid renders started and in flight,
@@ -317,7 +336,13 @@ SETTLED = r"""() => {
   const formulas = document.querySelectorAll(".arithmatex").length;
   const math = formulas === 0 || document.querySelectorAll(".katex").length >= formulas
     || (window.__typeset || 0) >= formulas;
-  return diagrams && math;
+  // Layout has settled: every stylesheet and font in use has loaded, and each typeset display
+  // formula has been measured with them (math.js marks it data-overflow="yes|no").
+  const styles = Array.from(document.querySelectorAll('link[rel="stylesheet"]')).every((l) => l.sheet);
+  const fonts = !document.fonts || document.fonts.status === "loaded";
+  const measured = Array.from(document.querySelectorAll("div.arithmatex"))
+    .every((el) => !el.querySelector(".katex") || el.hasAttribute("data-overflow"));
+  return diagrams && math && styles && fonts && measured;
 }"""
 
 # What Material's copy button puts on the clipboard (its extract(): mark the code element
@@ -373,17 +398,22 @@ class Browser:
             self._playwright = None
 
     @contextlib.contextmanager
-    def page(self, empty=()):
-        """A fresh page. Pages share one browser context (its HTTP and code caches: the
+    def page(self, empty=(), options=None):
+        """A fresh page. Pages opened with the same ``options`` (playwright context options:
+        viewport, colour scheme, ...) share one browser context (its HTTP and code caches: the
         mermaid and KaTeX libraries are parsed once); ``empty``: URL globs answered with an
-        empty file (as if emptied), in a context of their own."""
-        context = self._browser.new_context() if empty else self._shared_context()
+        empty file (as if emptied), in a context of their own. Every page gets TRACK_RENDERS
+        and site_a11y.INIT_SCRIPT (diagrams' shadow roots open to the checks)."""
+        import site_a11y
+
+        context = self._browser.new_context(**(options or {})) if empty else self._shared_context(options)
         try:
             for pattern in empty:
                 context.route(pattern, lambda route: route.fulfill(status=200, body="",
                                                                     content_type="application/javascript"))
             page = context.new_page()
             page.add_init_script(TRACK_RENDERS)
+            page.add_init_script(site_a11y.INIT_SCRIPT)
             page.requests, page.errors = [], []
             page.on("request", lambda r: page.requests.append((page.url, r.url)))
             page.on("console", lambda m: page.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
@@ -395,40 +425,49 @@ class Browser:
             else:
                 page.close()
 
-    def _shared_context(self):
-        if getattr(self, "_context", None) is None:
-            self._context = self._browser.new_context()
-        return self._context
+    def _shared_context(self, options=None):
+        key = json.dumps(options or {}, sort_keys=True)
+        contexts = self.__dict__.setdefault("_contexts", {})
+        if key not in contexts:
+            contexts[key] = self._browser.new_context(**(options or {}))
+        return contexts[key]
 
     @staticmethod
     def settle(page, timeout_ms=60000):
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        # A page settles when every diagram and formula has been drawn or has failed; the
-        # timeout is reached only by a page whose loader never runs (it is then reported
-        # by what is missing), so it is generous: a loaded machine is slow, not wrong.
+        # A page settles when every diagram and formula has been drawn or has failed, and its
+        # styles and fonts are in use (SETTLED); the timeout is reached only by a page whose
+        # loader never runs (it is then reported by what is missing), so it is generous: a
+        # loaded machine is slow, not wrong.
         try:
             page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
         except PlaywrightTimeout:
             pass
 
     @staticmethod
-    def result(page, copies=True) -> Load:
+    def result(page, copies=True, measure=None) -> Load:
+        """What the reader sees. ``measure(page)`` ({check: problems}) runs first, on the page
+        as loaded (the copy reader then opens every collapsible block)."""
+        checks = measure(page) if measure is not None else {}
         return Load(page.url, page.content(), list(page.requests), list(page.errors), 0,
-                    page.evaluate(COPY_READER) if copies else None)
+                    page.evaluate(COPY_READER) if copies else None, checks)
 
-    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True) -> Load:
+    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True, options=None, measure=None) -> Load:
         """Load ``url``, let it settle, return what the reader sees."""
-        return self.open_many([url], timeout_ms=timeout_ms, empty=empty, copies=copies)[0]
+        return self.open_many([url], timeout_ms=timeout_ms, empty=empty, copies=copies,
+                              options=options, measure=measure)[0]
 
-    def open_many(self, urls: list[str], at_once: int = 3, timeout_ms: int = 60000, empty=(), copies=True) -> list[Load]:
-        """Load ``urls``, ``at_once`` pages loading side by side; one Load per URL."""
+    def open_many(self, urls: list[str], at_once: int = 2, timeout_ms: int = 60000, empty=(), copies=True,
+                  options=None, measure=None) -> list[Load]:
+        """Load ``urls``, ``at_once`` pages loading side by side; one Load per URL, with
+        ``measure(page)``'s problems in its ``checks``."""
         results = []
         for i in range(0, len(urls), at_once):
             with contextlib.ExitStack() as stack:
                 opened = []
                 for url in urls[i:i + at_once]:
-                    page = stack.enter_context(self.page(empty))
+                    page = stack.enter_context(self.page(empty, options))
                     try:
                         page.goto(url, wait_until="commit", timeout=60000)
                         opened.append((url, page, None))
@@ -439,7 +478,7 @@ class Browser:
                         results.append(Load(url, "", list(page.requests), [str(exc)], 1, None))
                         continue
                     self.settle(page, timeout_ms)
-                    results.append(self.result(page, copies))
+                    results.append(self.result(page, copies, measure))
         return results
 
     def run(self, fn, *args, **kwargs):
@@ -547,11 +586,11 @@ class SitePass:
             if build.returncode != 0:
                 raise RuntimeError("the book's build failed:\n" + build.log[-3000:])
             browser().start()
-            inspected = inspect_site(build.site)
-            pages, structural = round_trip.copied_pages(inspected)
-            from bookcheck.results import Memo
+            import site_a11y
 
-            self._result = (inspected, pages, structural, round_trip.round_trip(pages, memo=Memo("round trip")))
+            inspected = inspect_site(build.site, measure=site_a11y.page_checks)
+            pages, structural = round_trip.copied_pages(inspected)
+            self._result = (inspected, pages, structural, round_trip.round_trip(pages))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test that waits for it
             self._error = exc
 
@@ -621,16 +660,24 @@ def load_after_instant_navigation(site: Path, start: str, target: str, workdir: 
     return result, (site / target / "index.html").read_text(encoding="utf-8")
 
 
-def inspect_site(site: Path, workdir: Path | None = None, only=None) -> dict[str, tuple[Load, str]]:
+# The one load of every page: a phone, light scheme. Every per-page measurement is taken in it
+# (site_a11y.page_checks: render-blocking scripts, diagrams at 390 px, axe); the other three
+# axe modes run on one page per template (test_site_a11y).
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "light"}
+
+
+def inspect_site(site: Path, workdir: Path | None = None, only=None, measure=None,
+                 options=PHONE) -> dict[str, tuple[Load, str]]:
     """Open every page of a built site in the browser; return {page: (load, page's HTML)}.
 
-    One pass gives both what the reader sees (checked by check_loaded_page) and what the copy
-    buttons give (used by the round trip). ``only``: just these pages.
+    One load per page gives what the reader sees (checked by check_loaded_page), what the copy
+    buttons give (the round trip) and ``measure(page)``'s problems (``load.checks``).
+    ``only``: just these pages.
     """
     pages = [rel for rel in site_pages(site) if only is None or rel in only]
     with serve(site) as base:
         urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
-        loads = browser().open_many(urls)
+        loads = browser().open_many(urls, options=options, measure=measure)
     return {rel: (load, (site / rel).read_text(encoding="utf-8")) for rel, load in zip(pages, loads)}
 
 

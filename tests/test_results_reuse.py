@@ -1,178 +1,191 @@
-"""A check that passed before is reused only while its inputs are unchanged (bookcheck.results,
-tests/pages_plugin.py): the keys change with the files a check depends on, a failure is never
-reused, and --fresh runs everything."""
+"""Reuse cannot hide a failure (bookcheck.results, tests/pages_plugin.py).
+
+A check that passed is reused only while every project file and the environment are unchanged;
+a reused check is deselected and counted as reused, never reported as passed; CI=true reuses
+nothing. The mutation test changes one input of each kind in a copy of the project, under a
+check that reads it, and requires the next warm run to fail exactly as a fresh run does.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import pytest
 
 from bookcheck import ROOT, results
 
+# One input of each kind a check can read: (kind, file in the project, a change that breaks it).
+SENTINEL = "MUTATED-INPUT"
+KINDS = [
+    ("a page", "docs/part1/forks.md", f"\n<!-- {SENTINEL} -->\n"),
+    ("a snippet module", "snippets/views.py", f"\n# {SENTINEL}\n"),
+    ("a file a page's shell block runs", "docs/workshop/wrong/linear__bias_not_summed.py", f"\n# {SENTINEL}\n"),
+    ("a test fixture", "tests/fixtures/pages/good.md", f"\n<!-- {SENTINEL} -->\n"),
+    ("a CSS asset", "docs/assets/css/book.css", f"\n/* {SENTINEL} */\n"),
+    ("a JS asset", "docs/assets/js/math.js", f"\n// {SENTINEL}\n"),
+    ("mkdocs.yml", "mkdocs.yml", f"\n# {SENTINEL}\n"),
+    ("a notebook", "docs/notebooks/01-hand-trace.ipynb", f"\n{SENTINEL}\n"),
+]
+ENV_KIND = ("an environment variable the build reads", "SITE_URL", f"http://{SENTINEL}/")
 
-def project(tmp: Path) -> Path:
-    files = {
-        "mkdocs.yml": "site_name: t\n",
-        "docs/a.md": "# A\n",
-        "docs/b.md": "# B\n",
-        "docs/inc.txt": "included\n",
-        "snippets/x.py": "X = 1\n",
-        "tests/test_t.py": "def test_t():\n    pass\n",
-    }
-    for name, text in files.items():
-        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / name).write_text(text)
-    return tmp
-
-
-def keys(root: Path) -> tuple[str, str]:
-    k = results.Keys(root)
-    return k.key("docs/a.md::line 1", root / "docs" / "a.md"), k.key("tests/test_t.py::test_t", None)
-
-
-def test_a_page_check_depends_on_its_page_the_snippets_and_includes_only(tmp_path):
-    root = project(tmp_path)
-    page, other = keys(root)
-    assert keys(root) == (page, other)  # deterministic
-
-    (root / "docs" / "b.md").write_text("# B, edited\n")
-    page2, other2 = keys(root)
-    assert page2 == page, "another page's edit must not rerun this page's checks"
-    assert other2 != other, "a non-page check depends on every file"
-
-    for name in ("docs/a.md", "snippets/x.py", "docs/inc.txt", "mkdocs.yml"):
-        before = keys(root)[0]
-        (root / name).write_text((root / name).read_text() + "# edited\n")
-        assert keys(root)[0] != before, name
-
-
-PROBE = '''
+# The probe: one check per kind, each failing when its input holds the sentinel.
+PROBE = f'''
 import os
+from pathlib import Path
 
-def test_probe():
-    assert os.environ.get("PROBE_FAILS") != "1", "the probe was told to fail"
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = {[path for _, path, _ in KINDS]!r}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_reads(name):
+    assert "{SENTINEL}" not in (ROOT / name).read_text(encoding="utf-8"), f"{{name}} was mutated"
+
+
+def test_reads_the_environment():
+    assert "{SENTINEL}" not in os.environ.get("{ENV_KIND[1]}", ""), "{ENV_KIND[1]} was mutated"
 '''
 
 
-def run_probe(tmp_path, probe, *args, fails=False):
-    env = dict(os.environ, BOOK_RESULTS=str(tmp_path / "results.json"), PROBE_FAILS="1" if fails else "0")
+def copy_project(dest: Path) -> Path:
+    for name in results.project_files(ROOT):
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    (dest / "tests" / "test_probe.py").write_text(PROBE, encoding="utf-8")
+    return dest
+
+
+def run(project: Path, store: Path, *args, env=None):
+    """pytest on the copy's probe, with the copy's harness (its tests/ first on the path)."""
+    environ = {k: v for k, v in os.environ.items() if k not in {"CI", "PYTEST_ADDOPTS", "SITE_URL"}}
+    environ.update(env or {}, BOOK_RESULTS=str(store))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", str(probe), *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_probe.py", *args],
+        cwd=project, env=environ, capture_output=True, text=True, timeout=300,
     )
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def test_passes_are_reused_failures_never(tmp_path):
-    # The probe lives in tests/ so that it is a file of the project (its key covers it).
-    probe = ROOT / "tests" / f"_probe_{os.getpid()}.py"
-    probe.write_text(PROBE)
-    try:
-        code, out = run_probe(tmp_path, probe)
-        assert code == 0 and "checks passed before" not in out, out
-        code, out = run_probe(tmp_path, probe)
-        assert code == 0 and "1 of 1 checks passed before with identical inputs" in out, out
-        code, out = run_probe(tmp_path, probe, "--fresh", fails=True)
-        assert code == 1 and "the probe was told to fail" in out, out
-        code, out = run_probe(tmp_path, probe)  # the failure removed the record: it runs again
-        assert code == 0 and "checks passed before" not in out, out
-        probe.write_text(PROBE + "\n# edited\n")
-        code, out = run_probe(tmp_path, probe, fails=True)  # edited: not reused, so the failure shows
-        assert code == 1 and "the probe was told to fail" in out, out
-    finally:
-        probe.unlink()
+def outcome(code: int, out: str) -> str:
+    """The run's result line less its time, and the failure messages, for comparing two runs."""
+    summary = re.findall(r"^(\d+ (?:passed|failed|deselected|error)[^\n]*?) in [\d.]+s", out, re.M)
+    failures = sorted(set(re.findall(r"^E\s+AssertionError: (.*)$", out, re.M)))
+    return f"exit {code}: {summary[-1] if summary else '?'}; " + " | ".join(failures)
 
 
-class _Tab:
-    def __init__(self, opened):
-        self.opened, self.url = opened, None
-
-    def goto(self, url, wait_until=None):
-        self.url = url
-        self.opened.append(url)
-
-    def close(self):
-        pass
-
-
-class _Browser:
-    """Just what site_a11y.check_pages uses of a playwright browser."""
-
-    def __init__(self):
-        self.opened = []
-
-    def new_context(self, **options):
-        return self
-
-    def add_init_script(self, script):
-        pass
-
-    def new_page(self):
-        return _Tab(self.opened)
-
-    def close(self):
-        pass
+def test_the_key_holds_every_project_file_and_the_environment(tmp_path, monkeypatch):
+    project = copy_project(tmp_path / "p")
+    keys = results.Keys(project)
+    before = keys.key("any::check")
+    assert results.Keys(project).key("any::check") == before  # deterministic
+    for kind, name, change in KINDS:
+        path = project / name
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text + change, encoding="utf-8")
+        assert results.Keys(project).key("any::check") != before, kind
+        path.write_text(text, encoding="utf-8")
+    assert results.Keys(project).key("any::check") == before
+    monkeypatch.setenv(ENV_KIND[1], ENV_KIND[2])
+    assert results.Keys(project).key("any::check") != before, "an environment variable"
+    monkeypatch.delenv(ENV_KIND[1])
+    monkeypatch.setenv("SHLVL", "7")  # the shell's nesting is not an input
+    assert results.Keys(project).key("any::check") == before
 
 
-def test_a_browser_check_opens_again_only_pages_whose_key_changed_or_that_failed(tmp_path, monkeypatch):
-    import site_a11y
-
-    monkeypatch.setattr(results, "MEMO", tmp_path / "per-page.json")
-    browser = _Browser()
-    urls = {"a.html": "http://h/a", "b.html": "http://h/b"}
-    broken = {"http://h/b"}
-
-    def check(page):
-        return ["broken"] if page.url in broken else []
-
-    def run(keys, active=True):
-        browser.opened.clear()
-        found = site_a11y.check_pages(browser, urls, check, {}, results.Memo("probe", active), keys)
-        return found, list(browser.opened)
-
-    assert run({"a.html": "1", "b.html": "1"}) == ({"b.html": ["broken"]}, ["http://h/a", "http://h/b"])
-    broken.clear()
-    assert run({"a.html": "1", "b.html": "1"}) == ({}, ["http://h/b"])  # a passed with key 1; b failed
-    assert run({"a.html": "2", "b.html": "1"}) == ({}, ["http://h/a"])  # a's page changed
-    assert run({"a.html": "2", "b.html": "1"}) == ({}, [])
-    assert run({"a.html": "2", "b.html": "1"}, active=False) == ({}, ["http://h/a", "http://h/b"])  # --fresh
+def test_the_browser_in_the_key_is_the_browser_itself():
+    version = results.browser_version()
+    if shutil.which("chromium"):
+        assert re.match(r"Chromium \d+\.", version), version
+    else:
+        assert version == "no chromium"
 
 
-def test_a_page_key_ignores_the_build_date_and_commit_but_nothing_else(tmp_path):
-    import site_a11y
+def test_a_change_of_any_kind_fails_the_next_warm_run_as_a_fresh_run_does(tmp_path):
+    """The acceptance table: for each kind of input, warm and FRESH=1 outcomes after the change."""
+    project = copy_project(tmp_path / "p")
+    store, fresh_store = tmp_path / "results.json", tmp_path / "fresh.json"
+    n = len(KINDS) + 1
+    code, out = run(project, store)
+    assert code == 0 and f"{n} passed" in out, out
+    code, out = run(project, store)  # warm, unchanged: everything reused, nothing reported as passed
+    assert code == 5 and f"{n} deselected" in out and f"{n} reused, 0 run" in out, out
+    assert not re.search(r"\d+ passed", out), out
+    code, out = run(project, store, env={"CI": "true"})  # never under CI
+    assert code == 0 and f"{n} passed" in out and "0 reused (CI=true)" in out, out
 
-    page = tmp_path / "p.html"
-    page.write_text("<p>x</p><aside>Built on 2026-11-30 from commit abc123.</aside>")
-    key = site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390})
-    page.write_text("<p>x</p><aside>Built on 2026-12-01 from commit def456 with local changes.</aside>")
-    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390}) == key
-    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 1440}) != key
-    assert site_a11y.page_key(tmp_path, "p.html", "other inputs", "axe", {"w": 390}) != key
-    page.write_text("<p>y</p><aside>Built on 2026-12-01 from commit def456 with local changes.</aside>")
-    assert site_a11y.page_key(tmp_path, "p.html", "inputs", "axe", {"w": 390}) != key
+    table = []
+    with ThreadPoolExecutor(2) as pool:
+        for kind, name, change in [*KINDS, ENV_KIND]:
+            env = None
+            if kind == ENV_KIND[0]:
+                env = {name: change}
+            else:
+                path = project / name
+                original = path.read_text(encoding="utf-8")
+                path.write_text(original + change, encoding="utf-8")
+            warm = pool.submit(run, project, store, env=env)
+            fresh = pool.submit(run, project, fresh_store, "--fresh", env=env)
+            warm, fresh = outcome(*warm.result()), outcome(*fresh.result())
+            if env is None:
+                path.write_text(original, encoding="utf-8")
+            table.append((kind, name, warm, fresh))
+    for kind, name, warm, fresh in table:
+        assert warm == fresh, f"{kind} ({name}): warm {warm}, fresh {fresh}"
+        assert warm.startswith("exit 1: 1 failed") and "was mutated" in warm, f"{kind} ({name}): {warm}"
+    print("\n".join(f"{kind} | {name} | {warm} | {fresh}" for kind, name, warm, fresh in table))
 
 
-def test_the_round_trip_runs_again_only_pages_whose_key_changed(tmp_path, monkeypatch):
-    import round_trip
+def test_collect_only_starts_no_build(tmp_path):
+    """Builds start with the tests, never at collection: no process started by a collect-only
+    run is left running."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["BOOK_RESULTS"] = str(tmp_path / "r.json")
+    env["BOOK_PROBE"] = marker = f"collect-only-{os.getpid()}"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "tests/test_site.py"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _processes_with(f"BOOK_PROBE={marker}".encode()) == []
 
-    monkeypatch.setattr(results, "MEMO", tmp_path / "per-page.json")
-    ran = tmp_path / "ran.txt"
 
-    def page(n, shown=None):
-        code = f"open({str(ran)!r}, 'a').write('{n}')\nprint({n})"
-        # As round_trip.pair_blocks gives them: with the page model's block (not JSON).
-        return [{"block": object(), "code": code, "shown": str(n) if shown is None else shown, "skip": False,
-                 "where": f"p{n}.md:1"}]
+def _processes_with(variable: bytes) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if variable in (proc / "environ").read_bytes().split(b"\0"):
+                    found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+            except OSError:
+                continue
+    return found
 
-    pages = {"a": page(1), "b": page(2, shown="20")}
-    assert list(round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=True))) == ["b"]
-    assert sorted(ran.read_text()) == ["1", "2"]
-    ran.write_text("")
-    pages["b"] = page(3)
-    assert round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=True)) == {}
-    assert ran.read_text() == "3"  # a passed with the same key; b changed (and had failed)
-    ran.write_text("")
-    assert round_trip.round_trip(pages, workers=1, memo=results.Memo("probe", active=False)) == {}
-    assert sorted(ran.read_text()) == ["1", "3"]
+
+@pytest.mark.parametrize("flag", ["--codeblocks"])
+def test_pytest_codeblocks_flag_runs_the_page_with_the_book_plugin(tmp_path, flag):
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["BOOK_RESULTS"] = str(tmp_path / "r.json")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", flag, "docs/part2/why-it-matters.md", "--fresh"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"\d+ passed", proc.stdout), proc.stdout
+
+
+def test_the_stamp_may_say_verified_only_for_the_tree_a_whole_passing_run_verified(tmp_path):
+    project = copy_project(tmp_path / "p")
+    record = tmp_path / "verified.json"
+    record.write_text('{"tree": "%s", "checks": 3, "torch": "2.13.0", "python": "3.11.7"}'
+                      % results.Keys(project).tree())
+    assert results.verified(project, record)["checks"] == 3
+    page = project / "docs" / "part1" / "forks.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nOne more sentence.\n", encoding="utf-8")
+    assert results.verified(project, record) is None  # the files changed since that run
+    record.write_text("not json")
+    assert results.verified(project, record) is None

@@ -17,14 +17,21 @@ import pytest
 
 import site_a11y
 import site_check
-from bookcheck import results
 
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"
 FIXTURES = Path(__file__).parent / "fixtures" / "a11y"
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-WIDTHS = (390, 1440)
-SCHEMES = ("light", "dark")
+# The three axe modes beyond the one every page is checked in (light at 390 px, in the site's one
+# pass): run on one page per template.
+OTHER_MODES = (("light", 1440), ("dark", 390), ("dark", 1440))
+TEMPLATES = {
+    "index.html": "the home page",
+    "part1/hand-trace/index.html": "a Markdown page with diagrams, math, tables and collapsible answers",
+    "part1/jacobians/index.html": "a Markdown page with wide display formulas",
+    "notebooks/01-hand-trace/index.html": "a notebook page",
+    "reference/drills/index.html": "a drill page",
+    "404.html": "the 404 page",
+}
 FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 
 # API name -> the page that teaches it (a search for the name must list that page).
@@ -42,12 +49,6 @@ API_PAGES = {
     "no_grad": "part2/tracking-off/",
     "retain_graph": "part1/forks/",
 }
-
-
-def cannot_run(message: str):
-    if IN_CI:
-        pytest.fail("CI=true: " + message)
-    pytest.skip(message)
 
 
 def config_text() -> str:
@@ -94,36 +95,32 @@ def test_site_url_defaults_to_the_local_address_and_is_published_from_one_place(
 
 
 @pytest.fixture(scope="module")
-def book():
-    """The book as the session built it (site_check.BUILDS; BOOK_A11Y_SITE: an already built site)."""
-    given = os.environ.get("BOOK_A11Y_SITE")
-    if given:
-        return Path(given)
-    built = site_check.BUILDS.result("book")
-    assert built.returncode == 0, built.log[-3000:]
-    return built.site
+def built(book):
+    """The built site's folder (the session's build)."""
+    assert book.returncode == 0, book.log[-3000:]
+    return book.site
 
 
 def html_pages(site: Path) -> list[str]:
     return [p for p in site_check.site_pages(site) if p != "404.html"]
 
 
-def test_sitemap_lists_every_page_and_instant_navigation_is_on(book):
-    sitemap = (book / "sitemap.xml").read_text(encoding="utf-8")
+def test_sitemap_lists_every_page_and_instant_navigation_is_on(built):
+    sitemap = (built / "sitemap.xml").read_text(encoding="utf-8")
     locs = re.findall(r"<loc>(.*?)</loc>", sitemap)
-    assert len(locs) == len(html_pages(book)), (len(locs), len(html_pages(book)))
+    assert len(locs) == len(html_pages(built)), (len(locs), len(html_pages(built)))
     assert all(loc.startswith("http") for loc in locs)
-    page = (book / "part1" / "hand-trace" / "index.html").read_text(encoding="utf-8")
+    page = (built / "part1" / "hand-trace" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'<link rel="canonical" href="http[^"]*"', page)  # a page with diagrams, too
     config = re.search(r'<script id="__config" type="application/json">(.*?)</script>', page).group(1)
     assert '"navigation.instant"' in config
 
 
-def test_404_page_links_from_the_base_path(book):
+def test_404_page_links_from_the_base_path(built):
     """The 404 page is served at any depth, so its links cannot be relative: they start at the
     site's base path (the path of site_url)."""
-    html = (book / "404.html").read_text(encoding="utf-8")
-    base = urlsplit(re.search(r'<link rel="canonical" href="([^"]*)"', (book / "index.html").read_text(encoding="utf-8")).group(1)).path
+    html = (built / "404.html").read_text(encoding="utf-8")
+    base = urlsplit(re.search(r'<link rel="canonical" href="([^"]*)"', (built / "index.html").read_text(encoding="utf-8")).group(1)).path
     assert base.startswith("/") and base.endswith("/"), base
     links = re.findall(r'(?:href|src)="([^"#:]+)"', html)
     assets = [u for u in links if "/assets/" in u]
@@ -143,10 +140,10 @@ def meta_tags(html: str) -> dict[str, str]:
     return out
 
 
-def test_pages_have_their_own_description_and_open_graph_tags(book):
+def test_pages_have_their_own_description_and_open_graph_tags(built):
     seen = {}
-    for rel in html_pages(book):
-        html = (book / rel).read_text(encoding="utf-8")
+    for rel in html_pages(built):
+        html = (built / rel).read_text(encoding="utf-8")
         meta = meta_tags(html)
         assert meta.get("description"), rel
         for prop in ("og:title", "og:description", "og:type", "og:url", "og:site_name"):
@@ -154,31 +151,31 @@ def test_pages_have_their_own_description_and_open_graph_tags(book):
         assert meta["og:description"] == meta["description"], rel
         seen.setdefault(meta["description"], []).append(rel)
         assert re.search(r'<link [^>]*href="[^"]*assets/images/logo\.svg"[^>]*rel="icon"|<link rel="icon" href="[^"]*logo\.svg"', html), rel
-    md_pages = [rel for rel in html_pages(book) if "notebooks/" not in rel]
+    md_pages = [rel for rel in html_pages(built) if "notebooks/" not in rel]
     shared = {d[:70]: v for d, v in seen.items() if len(v) > 1}
-    alone = [rel for rel in md_pages if len(seen[meta_tags((book / rel).read_text(encoding="utf-8"))["description"]]) == 1]
+    alone = [rel for rel in md_pages if len(seen[meta_tags((built / rel).read_text(encoding="utf-8"))["description"]]) == 1]
     assert len(alone) >= len(md_pages) - 3, shared
 
 
-def test_notebook_pages_carry_no_inline_jupyter_css(book):
-    pages = [rel for rel in html_pages(book) if rel.startswith("notebooks/")]
+def test_notebook_pages_carry_no_inline_jupyter_css(built):
+    pages = [rel for rel in html_pages(built) if rel.startswith("notebooks/")]
     assert len(pages) >= 4, pages
     for rel in pages:
-        html = (book / rel).read_text(encoding="utf-8")
+        html = (built / rel).read_text(encoding="utf-8")
         assert "<style" not in html, rel
         assert len(html.encode()) < 150_000, (rel, len(html.encode()))
         assert "clipboard-copy" not in html, rel  # Material's copy button only
 
 
-def test_every_toc_link_and_in_page_anchor_resolves(book):
+def test_every_toc_link_and_in_page_anchor_resolves(built):
     """Every link to an anchor (the table of contents included, notebooks too) points at an id
     that exists on the page it names."""
     ids = {}
-    for rel in site_check.site_pages(book):
-        ids[rel] = set(re.findall(r'\bid="([^"]+)"', (book / rel).read_text(encoding="utf-8")))
+    for rel in site_check.site_pages(built):
+        ids[rel] = set(re.findall(r'\bid="([^"]+)"', (built / rel).read_text(encoding="utf-8")))
     broken = []
-    for rel in html_pages(book):
-        html = (book / rel).read_text(encoding="utf-8")
+    for rel in html_pages(built):
+        html = (built / rel).read_text(encoding="utf-8")
         for href in re.findall(r'href="([^"]*#[^"]*)"', html):
             path, anchor = href.split("#", 1)
             if not anchor or path.startswith(("http:", "https:")):
@@ -197,23 +194,8 @@ def test_every_toc_link_and_in_page_anchor_resolves(book):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        cannot_run("playwright is not installed, so the browser checks of the site cannot run (it is a pinned dependency: make test installs it)")
-    if site_a11y.chromium_path() is None:
-        cannot_run("Debian chromium is not installed, so the browser checks cannot run. Install it with `sudo apt-get install chromium` (bash .ci/run does)")
-    # The session's one chromium (site_check.browser()): ``browser.run(fn, ...)`` calls
-    # fn(playwright_browser, ...) in the browser's thread.
-    shared = site_check.browser()
-    shared.start()
-    return shared
-
-
-@pytest.fixture(scope="module")
-def served(book):
-    with site_check.serve(book) as base:
+def served(built):
+    with site_check.serve(built) as base:
         yield base
 
 
@@ -236,50 +218,77 @@ def context_for(browser, width, scheme):
     return context
 
 
-@pytest.fixture(scope="module")
-def memo_for(book):
-    """(memo, keys) for a check over every page: pages that passed this check before with the same
-    key (site_a11y.page_key) are not opened again; --fresh opens every page."""
-    inputs = site_a11y.site_inputs(book)
-
-    def memo(check, options):
-        keys = {rel: site_a11y.page_key(book, rel, inputs, check, options) for rel in html_pages(book)}
-        return results.Memo(check), keys
-
-    return memo
+def measured(inspected, check: str) -> dict[str, list[str]]:
+    """{page: problems} of one per-page check, from the site's one pass (site_a11y.page_checks)."""
+    missing = [rel for rel, (load, _) in inspected.items() if check not in load.checks]
+    assert missing == [], f"{check} was not measured on {missing}"
+    return {rel: load.checks[check] for rel, (load, _) in inspected.items() if load.checks[check]}
 
 
-def test_no_page_has_a_render_blocking_script_over_budget(book, served, browser, memo_for):
-    options = {"viewport": {"width": 390, "height": 844}, "is_mobile": True}
-    problems = browser.run(site_a11y.check_pages, page_urls(book, served), site_a11y.blocking_script_problems,
-                           options, *memo_for("blocking-script", options))
-    assert problems == {}
+def test_no_page_has_a_render_blocking_script_over_budget(inspected):
+    assert measured(inspected, "blocking") == {}
 
 
-def _axe_after_diagrams(page):
-    site_a11y.reveal_diagrams(page)
-    return site_a11y.axe_problems(page)
-
-
-@pytest.mark.parametrize("width", WIDTHS)
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_no_serious_or_critical_axe_violation(book, served, browser, memo_for, width, scheme):
-    options = {"viewport": {"width": width, "height": 900}, "color_scheme": scheme}
-    problems = browser.run(site_a11y.check_pages, page_urls(book, served), _axe_after_diagrams,
-                           options, *memo_for(f"axe {width} {scheme}", options))
+def test_no_serious_or_critical_axe_violation_on_any_page(inspected):
+    """Every page, on a phone in the light scheme (the site's one pass)."""
+    problems = measured(inspected, "axe")
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
-def test_every_diagram_is_named_and_readable_at_390_px(book, served, browser, memo_for):
-    options = {"viewport": {"width": 390, "height": 900}, "color_scheme": "light"}
-    problems = browser.run(site_a11y.check_pages, page_urls(book, served), site_a11y.diagram_problems,
-                           options, *memo_for("diagrams 390", options))
-    diagrams = sum((book / rel).read_text(encoding="utf-8").count('<pre class="mermaid"') for rel in html_pages(book))
+def test_templates_cover_every_kind_of_page(built):
+    pages = set(site_check.site_pages(built))
+    assert set(TEMPLATES) <= pages, set(TEMPLATES) - pages
+
+
+@pytest.mark.parametrize("scheme,width", OTHER_MODES, ids=[f"{s}-{w}" for s, w in OTHER_MODES])
+def test_no_serious_or_critical_axe_violation_on_each_template(built, browser, scheme, width):
+    """One page per template in the other three modes (dark and light, phone and desktop)."""
+    options = {"viewport": {"width": width, "height": 900}, "color_scheme": scheme}
+    with site_check.serve(built) as base:
+        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in TEMPLATES]
+        loads = browser.open_many(urls, options=options, copies=False,
+                                  measure=lambda page: {"axe": site_a11y.axe_after_diagrams(page)})
+    problems = {rel: load.checks["axe"] for rel, load in zip(TEMPLATES, loads) if load.checks.get("axe")}
+    assert all("axe" in load.checks for load in loads)
+    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
+
+
+def test_wide_formulas_and_diagrams_are_reachable_on_a_slow_machine(built, browser):
+    """A slow machine and network (CPU throttled 6x, slow 4G): the page that holds wide display
+    formulas, at both widths, must still make every region that scrolls reachable by keyboard.
+    The check waits for styles, fonts and math.js's measurement, never for a fixed time."""
+
+    def load(b, url, width):
+        context = b.new_context(viewport={"width": width, "height": 900})
+        context.add_init_script(site_check.TRACK_RENDERS)
+        context.add_init_script(site_a11y.INIT_SCRIPT)
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 6})
+        cdp.send("Network.enable")
+        cdp.send("Network.emulateNetworkConditions", site_a11y.SLOW_4G)
+        page.goto(url, wait_until="commit", timeout=120000)
+        page.wait_for_function(site_check.SETTLED, timeout=120000, polling=100)
+        cdp.send("Emulation.setCPUThrottlingRate", {"rate": 1})
+        wide = page.evaluate("document.querySelectorAll('div.arithmatex[data-overflow=yes]').length")
+        problems = site_a11y.axe_after_diagrams(page) + site_a11y.diagram_problems(page)
+        context.close()
+        return wide, problems
+
+    with site_check.serve(built) as base:
+        phone = browser.run(load, base + "part1/jacobians/", 390)
+        desktop = browser.run(load, base + "part1/jacobians/", 1440)
+    assert phone[0] >= 1, "no display formula of part1/jacobians overflows at 390 px: pick a wider page"
+    assert phone[1] == [] and desktop[1] == [], (phone, desktop)
+
+
+def test_every_diagram_is_named_and_readable_at_390_px(built, inspected):
+    diagrams = sum((built / rel).read_text(encoding="utf-8").count('<pre class="mermaid"') for rel in html_pages(built))
     assert diagrams >= 30, diagrams
-    assert problems == {}
+    assert measured(inspected, "diagrams") == {}
 
 
-def test_search_finds_the_page_that_teaches_each_api_name(book, served, browser):
+def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
     def search(b):
         context = b.new_context(viewport={"width": 1440, "height": 900})
         page = open_page(context, served)
@@ -293,7 +302,7 @@ def test_search_finds_the_page_that_teaches_each_api_name(book, served, browser)
     assert missing == {}
 
 
-def test_math_does_not_wait_for_diagrams(book, served, browser):
+def test_math_does_not_wait_for_diagrams(served, browser):
     """On the model page (math and two diagrams), on a throttled phone connection, every formula
     is typeset and mermaid has not been fetched: nothing holds the math back."""
 
