@@ -33,6 +33,12 @@ def guard(path: Path) -> list[str]:
         if in_fence is None and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):
             kinds = " or ".join(f"<!-- hand-trace: {k} -->" for k in markers.TABLE_KINDS)
             problems.append(f"{rel(path)}:{i}: write {kinds}")
+        elif in_fence is None and (like := markers.MARKER_LIKE.match(line)):
+            name = " ".join(like.group(1).replace(":", ": ").split())
+            if name not in markers.TABLE_MARKERS:
+                known = ", ".join(f"<!-- {c} -->" for c in markers.TABLE_MARKERS)
+                problems.append(f"{rel(path)}:{i}: <!-- {like.group(1)} --> is not a marker any check reads; "
+                                f"the table markers are {known} (bookcheck/markers.py)")
 
     try:
         blocks = parse_page(path)

@@ -44,13 +44,37 @@ KNOWN_MARKS = frozenset(MARKERS)
 DIAGRAM_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "diagram")
 RUN_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "run")
 
-# Table markers: an HTML comment before a Markdown table.
+# Table markers: an HTML comment on its own line before a Markdown table, naming the check
+# that reads the table from the page. Every one is here: the guard rejects any other comment
+# of this form, and the build hook removes all of them from the HTML (MARKER_LINE).
+@dataclass(frozen=True)
+class TableMarker:
+    comment: str  # the text between <!-- and -->
+    checked_by: str  # the code that reads and checks the table
+
+
+TABLE_MARKERS = {
+    t.comment: t
+    for t in (
+        TableMarker("hand-trace: forward", "bookcheck.tables (every value recomputed with torch)"),
+        TableMarker("hand-trace: backward", "bookcheck.tables (every local derivative, upstream gradient and product)"),
+        TableMarker("forward-trace", "snippets.forward_trace, tests/test_forward_trace.py"),
+        TableMarker("op-table", "tests/test_chain_rule_table.py"),
+        TableMarker("compat-table", "tests/test_function_api.py"),
+        TableMarker("broadcast-table", "tests/test_broadcasting_table.py"),
+    )
+}
 TABLE_KINDS = ("forward", "backward")
 TABLE_MARKER = re.compile(r"\s*<!--\s*hand-trace:\s*(" + "|".join(TABLE_KINDS) + r")\s*-->")
 TABLE_MARKER_LOOSE = re.compile(r"<!--\s*hand-trace")
+# A comment alone on its line that looks like a marker (a word, maybe "word: word").
+MARKER_LIKE = re.compile(r"^\s*<!--\s*((?!pytest)[A-Za-z][\w-]*(?::\s*[\w-]+)?)\s*-->\s*$")
 
 # Every marker comment on a line of its own (the build hook removes these before rendering).
-MARKER_LINE = re.compile(r"^[ \t]*<!--\s*(?:pytest[-.]|hand-trace:).*?-->[ \t]*\n", re.M)
+MARKER_LINE = re.compile(
+    r"^[ \t]*<!--\s*(?:pytest[-.].*?|"
+    + "|".join(re.escape(c).replace(r"\ ", r"\s*") for c in TABLE_MARKERS)
+    + r")\s*-->[ \t]*\n", re.M)
 CONT = re.compile(r"<!--[-\s]*pytest-codeblocks:\s*cont[-\s]*-->")
 
 

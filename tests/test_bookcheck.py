@@ -244,3 +244,32 @@ def test_an_indented_fence_runs_with_its_blank_lines_as_a_reader_copies_it(tmp_p
     [block] = [b for b in parse_page(path) if b.syntax == "python"]
     assert block.code == 'text = """a\n\nb"""\n\nprint(repr(text))\n'
     assert check_page(path) == []
+
+
+def test_every_table_marker_is_registered_read_by_its_check_and_used(tmp_path):
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    for comment, marker in markers.TABLE_MARKERS.items():
+        assert f"<!-- {comment} -->" in pages, f"no page carries <!-- {comment} -->"
+        checker = marker.checked_by.split(" (")[0].split(", ")[-1]
+        path = ROOT / (checker if checker.endswith(".py") else checker.replace(".", "/") + ".py")
+        source = path.read_text(encoding="utf-8")
+        assert comment.split(":")[0] in source, f"{path} does not read <!-- {comment} -->"
+    path = page(tmp_path, """\
+        # A page
+
+        <!-- op-tabel -->
+        | a |
+        |---|
+        | 1 |
+        """)
+    from bookcheck.guard import guard
+
+    [problem] = guard(path)
+    assert "<!-- op-tabel --> is not a marker any check reads" in problem
+
+
+def test_the_build_removes_every_marker_line():
+    for comment in markers.TABLE_MARKERS:
+        assert markers.MARKER_LINE.sub("", f"a\n<!-- {comment} -->\n| x |\n") == "a\n| x |\n", comment
+    for line in ("<!--pytest-codeblocks:cont-->", '<!--pytest.mark.skip(reason="a reason here")-->'):
+        assert markers.MARKER_LINE.sub("", f"a\n    {line}\nb\n") == "a\nb\n", line

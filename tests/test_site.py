@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 import harness
+from bookcheck import markers
 import round_trip
 import site_check
 
@@ -36,7 +37,9 @@ def test_test_markers_do_not_reach_the_html(book):
     block and its output (inside admonitions and lists)."""
     for page in site_check.site_pages(book.site):
         html = (book.site / page).read_text(encoding="utf-8")
-        assert "<!--pytest" not in html and "<!-- hand-trace" not in html, page
+        assert "<!--pytest" not in html, page
+        for comment in markers.TABLE_MARKERS:
+            assert f"<!-- {comment} -->" not in html, (page, comment)
         assert "<p></p>" not in html and "<p>\n<div" not in html, page
         assert not re.search(r"</div>\s*</p>", html), f"{page}: a code block wrapped in a paragraph"
 
