@@ -27,29 +27,57 @@ class Table:
         return f"{rel(self.path)}:{self.lineno}"
 
 
-def parse_tables(path: Path) -> list[Table]:
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    tables = []
+PIPE = re.compile(r"(?<!\\)\|")
+
+
+@dataclass
+class MarkedTable:
+    lineno: int  # the line of its marker comment (1-based)
+    header: list  # cells of the header row
+    rows: list  # cells of each body row (the separator row removed)
+
+
+def marked_tables(text: str, comment: str) -> list[MarkedTable]:
+    """Every Markdown table that follows a line ``<!-- comment -->`` (blank lines between are
+    allowed): the one table reader of the book's checks. Cells are stripped of white space and
+    an escaped ``\\|`` is a ``|`` inside a cell; a marker not followed by a table with a header,
+    a separator and a row is a HarnessError."""
+    if comment not in markers.TABLE_MARKERS:
+        raise ValueError(f"<!-- {comment} --> is not in bookcheck.markers.TABLE_MARKERS")
+    marker = re.compile(r"\s*<!--\s*" + re.escape(comment).replace(r"\ ", r"\s*") + r"\s*-->\s*$")
+    lines = text.splitlines()
+    found = []
     for i, line in enumerate(lines):
-        m = markers.TABLE_MARKER.match(line)
-        if not m:
+        if not marker.match(line):
             continue
         j = i + 1
         while j < len(lines) and not lines[j].strip():
             j += 1
         body = []
         while j < len(lines) and lines[j].strip().startswith("|"):
-            body.append(lines[j])
+            cells = PIPE.split(lines[j].strip().strip("|").replace("\\|", "\x00"))
+            body.append([c.replace("\x00", "|").strip() for c in cells])
             j += 1
         if len(body) < 3:
-            raise HarnessError(f"{rel(path)}:{i + 1}: a hand-trace marker must be followed by a table")
-        rows = [[_cell(c) for c in r.strip().strip("|").split("|")] for r in body[2:]]
-        tables.append(Table(Path(path), i + 2, m.group(1), rows))
-    return tables
+            raise HarnessError(f"line {i + 1}: <!-- {comment} --> must be followed by a table (header, separator, rows)")
+        found.append(MarkedTable(i + 1, body[0], body[2:]))
+    return found
+
+
+def parse_tables(path: Path) -> list[Table]:
+    text = Path(path).read_text(encoding="utf-8")
+    tables = []
+    for kind in markers.TABLE_KINDS:
+        try:
+            marked = marked_tables(text, f"hand-trace: {kind}")
+        except HarnessError as exc:
+            raise HarnessError(f"{rel(path)}:{str(exc).removeprefix('line ')}") from None
+        tables += [Table(Path(path), t.lineno + 1, kind, [[_cell(c) for c in row] for row in t.rows]) for t in marked]
+    return sorted(tables, key=lambda t: t.lineno)
 
 
 def _cell(text):
-    return text.strip().replace("`", "").replace("\\|", "|").strip()
+    return text.replace("`", "").strip()
 
 
 def _last_number(cell, where, what):

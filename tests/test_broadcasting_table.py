@@ -8,26 +8,22 @@ from pathlib import Path
 import pytest
 import torch
 
+from bookcheck.tables import marked_tables
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "part2" / "broadcasting.md"
 MARKER = "<!-- broadcast-table -->"
 
 
 def read_table(text):
     """Rows (a_shape, b_shape, result) of the table right after MARKER; result is a tuple or "error"."""
-    lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if line.strip() == MARKER]
-    if len(starts) != 1:
-        raise ValueError(f"expected exactly one {MARKER} line, found {len(starts)}")
-    body = []
-    for line in lines[starts[0] + 1:]:
-        if not line.strip().startswith("|"):
-            break
-        body.append(line)
+    tables = marked_tables(text, "broadcast-table")
+    if len(tables) != 1:
+        raise ValueError(f"expected exactly one {MARKER} line, found {len(tables)}")
     rows = []
-    for line in body[2:]:  # header and separator
-        cells = [c.strip().strip("`").strip() for c in line.strip().strip("|").split("|")]
+    for cells in tables[0].rows:
+        cells = [c.strip("`").strip() for c in cells]
         if len(cells) != 3:
-            raise ValueError(f"a row needs three cells: {line!r}")
+            raise ValueError(f"a row needs three cells: {cells!r}")
         a, b = (tuple(ast.literal_eval(c)) for c in cells[:2])
         result = "error" if cells[2] == "error" else tuple(ast.literal_eval(cells[2]))
         rows.append((a, b, result))

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from bookcheck.tables import marked_tables
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "part1" / "chain-rule.md"
 OPS = {"add", "mul", "pow", "exp", "log", "relu", "tanh", "matmul", "sum", "mean"}
 COLUMNS = ("op", "forward", "vjp", "shapes")
@@ -37,19 +39,10 @@ def _code(cell):
 
 def parse_op_table(text):
     """Rows of the table after ``<!-- op-table -->``, as dicts keyed by COLUMNS (raw cells)."""
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if re.match(r"\s*<!--\s*op-table\s*-->", line)]
-    if len(marks) != 1:
-        raise AssertionError(f"expected one <!-- op-table --> marker, found {len(marks)}")
-    j = marks[0] + 1
-    while j < len(lines) and not lines[j].strip():
-        j += 1
-    body = []
-    while j < len(lines) and lines[j].strip().startswith("|"):
-        body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
-        j += 1
-    if len(body) < 3:
-        raise AssertionError("the op-table marker must be followed by a markdown table")
+    tables = marked_tables(text, "op-table")
+    if len(tables) != 1:
+        raise AssertionError(f"expected one <!-- op-table --> marker, found {len(tables)}")
+    body = [tables[0].header, None, *tables[0].rows]
     header = [h.lower() for h in body[0]]
     index = {}
     for col in COLUMNS:

@@ -7,13 +7,13 @@ row. ``compatibility`` itself is shown to say "no" for a wrong backward and a wr
 """
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
 import torch
 
 from snippets.contract import StableSoftplus
+from bookcheck.tables import marked_tables
 from snippets.custom_function import ScaledPow, Square
 from snippets.custom_losses import SoftmaxCrossEntropy, StableLogSumExp, StoredSoftmaxCrossEntropy
 from snippets.function_api import (
@@ -43,15 +43,10 @@ CASES = {  # name: (apply, inputs, prepare)
 
 
 def parse_compat_table(text):
-    lines = text.splitlines()
-    marks = [i for i, line in enumerate(lines) if re.match(r"\s*<!--\s*compat-table\s*-->", line)]
-    if len(marks) != 1:
-        raise AssertionError(f"expected one <!-- compat-table --> marker, found {len(marks)}")
-    j = marks[0] + 1
-    body = []
-    while j < len(lines) and lines[j].strip().startswith("|"):
-        body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
-        j += 1
+    tables = marked_tables(text, "compat-table")
+    if len(tables) != 1:
+        raise AssertionError(f"expected one <!-- compat-table --> marker, found {len(tables)}")
+    body = [tables[0].header, None, *tables[0].rows]
     header = [h.lower() for h in body[0]]
     if header[2:] != list(COLUMNS):
         raise AssertionError(f"the table's columns must be Function, Defined in, {', '.join(COLUMNS)}: {body[0]}")
