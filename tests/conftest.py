@@ -38,15 +38,15 @@ def browser():
 @pytest.fixture(scope="session")
 def book():
     """The book's `mkdocs build --strict`, started in the background when the session starts."""
-    return site_check.BUILDS.result("book")
+    return site_check.BACKGROUND.build("book")
 
 
 @pytest.fixture(scope="session")
 def site_pass(book, browser):
-    """The book's browser pass and round trip (site_check.SitePass), run in the background
-    from the start of the session."""
+    """The book's browser pass (in the background process, site_check.Background) and the
+    round trip."""
     assert book.returncode == 0, book.log[-3000:]
-    return site_check.SITE_PASS.result()
+    return site_check.BACKGROUND.site_pass()
 
 
 @pytest.fixture(scope="session")

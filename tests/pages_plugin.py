@@ -132,7 +132,7 @@ def pytest_unconfigure(config):
 
     if "site_check" in sys.modules:
         sys.modules["site_check"].close_browser()
-        sys.modules["site_check"].BUILDS.stop()
+        sys.modules["site_check"].BACKGROUND.stop()
 
 
 class Page(pytest.File):
@@ -187,7 +187,7 @@ def _whole_suite(config) -> bool:
     option = config.option
     return (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not option.keyword
             and not option.markexpr and not getattr(option, "lf", False) and not option.deselect
-            and not option.update_outputs and not option.collectonly and not option.exitfirst)
+            and not option.update_outputs and not option.collectonly and not option.maxfail)
 
 
 def _record_verified(session, exitstatus):

@@ -7,8 +7,8 @@ download), started once per test session (``Browser``; test_site.py's ``browser`
 console errors, and what each copy button gives. New checks of the site take a ``Load``
 or call ``Browser.evaluate(url, js)``.
 
-The book's build is started in the background when the session starts
-(``start_book_build``, from the pages plugin) and awaited by ``book_build()``.
+The book's build, the fixture sites' builds and the browser pass over the book run in a
+process of their own, started when the tests start (``Background``, from the pages plugin).
 
 Used by test_site.py on the real book and on fixture sites that must fail. Also a small
 command line for looking at pages as a reader would:
@@ -80,97 +80,120 @@ def _build_command(dest: Path, config: Path):
     return [str(VENV_BIN / "mkdocs"), "build", "--strict", "-f", str(config), "-d", str(dest)], env
 
 
-RUNNING: set = set()  # builds in progress (stopped when the session ends)
-
-
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     """``mkdocs build --strict`` into ``dest``. Notebooks are executed once per content key
     (bookcheck.notebooks), so a change to a notebook, anything under snippets/, torch or
     Python executes them afresh."""
     command, env = _build_command(dest, config)
     start = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=config.parent, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    RUNNING.add(proc)
-    try:
-        log, _ = proc.communicate(timeout=600)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        log, _ = proc.communicate()
-        log += "\nthe build took over 600 s and was stopped"
-    finally:
-        RUNNING.discard(proc)
-    return Build(proc.returncode, log, time.perf_counter() - start, Path(dest))
+    proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
+    return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
 
 
-class BackgroundBuilds:
-    """Site builds started when the test session starts, run one after the other in a
-    background thread while the pages' blocks run; ``result(name)`` waits for one."""
+class Background:
+    """The session's site builds and the book's browser pass, in one process of their own
+    (``python tests/site_check.py background WORKDIR``), started when the tests start: while
+    the pages' blocks run in the test process, no browser, server or build thread runs there.
+
+    The process builds the book, then the two fixture sites, then opens every page of the book
+    (inspect_site with site_a11y.page_checks); it writes each result to WORKDIR/<job>.json and
+    prints the job's name when it is done. ``build(name)`` and ``site_pass()`` wait for a job
+    by reading those lines (no polling, no timer)."""
+
+    JOBS = ("book", "notebook-site", "broken-site")
 
     def __init__(self):
-        self._jobs: dict[str, tuple] = {}
-        self._results: dict[str, Build] = {}
-        self._lock = threading.Lock()
-        self._thread = None
-        self._tmp = Path(tempfile.mkdtemp(prefix="book-builds-"))
+        self.proc = None
+        self.done: set[str] = set()
+        self.workdir = Path(tempfile.mkdtemp(prefix="book-builds-"))
         import atexit
 
-        atexit.register(shutil.rmtree, self._tmp, True)
-
-    def add(self, name: str, config_of) -> None:
-        """``config_of(workdir)`` returns the mkdocs.yml to build (called in the background)."""
-        with self._lock:
-            if name not in self._jobs:
-                self._jobs[name] = (config_of, threading.Event())
+        atexit.register(shutil.rmtree, self.workdir, True)
 
     def start(self):
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
+        if self.proc is None:
+            self.log = open(self.workdir / "background.log", "w+", encoding="utf-8")  # noqa: SIM115
+            self.proc = subprocess.Popen([sys.executable, __file__, "background", str(self.workdir)],
+                                         stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
 
-    def _run(self):
-        for name in list(self._jobs):
-            self._build(name)
+    def _wait(self, job: str) -> dict:
+        self.start()
+        while job not in self.done:
+            line = self.proc.stdout.readline()
+            if not line:
+                code = self.proc.wait()
+                self.log.seek(0)
+                raise RuntimeError(f"the background builds ended (exit {code}) before {job}:\n{self.log.read()[-3000:]}")
+            self.done.add(line.strip())
+        return json.loads((self.workdir / f"{job}.json").read_text(encoding="utf-8"))
 
-    def _build(self, name):
-        config_of, done = self._jobs[name]
-        with self._lock:
-            if name in self._results or getattr(done, "taken", False):
-                return
-            done.taken = True
-        try:
-            workdir = self._tmp / name.replace("/", "-")
-            config = config_of(workdir)
-            self._results[name] = build_site(workdir / "site", config)
-        except Exception as exc:  # noqa: BLE001 - reported by the test that asks for it
-            self._results[name] = Build(1, f"{type(exc).__name__}: {exc}", 0.0, self._tmp / name / "site")
-        finally:
-            done.set()
+    def build(self, name: str) -> "Build":
+        data = self._wait(name)
+        return Build(data["returncode"], data["log"], data["seconds"], Path(data["site"]))
+
+    def site_pass(self):
+        """(inspected, copied pages, structural problems, round-trip problems) of the book."""
+        import round_trip
+
+        data = self._wait("site-pass")
+        if "error" in data:
+            raise RuntimeError(data["error"])
+        site = Path(data["site"])
+        inspected = {rel: (Load(**load), (site / rel).read_text(encoding="utf-8"))
+                     for rel, load in data["pages"].items()}
+        pages, structural = round_trip.copied_pages(inspected)
+        return inspected, pages, structural, round_trip.round_trip(pages)
 
     def stop(self):
-        """End builds still running (a session that stops early leaves no build behind)."""
-        for proc in list(RUNNING):
-            proc.kill()
-
-    def result(self, name: str) -> Build:
-        config_of, done = self._jobs[name]
-        self._build(name)  # not started yet: build it here
-        done.wait()
-        return self._results[name]
+        """End the process if it still runs (a session that stops early leaves nothing behind)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
-BUILDS = BackgroundBuilds()
-BUILDS.add("book", lambda workdir: ROOT / "mkdocs.yml")
-BUILDS.add("notebook-site", lambda workdir: fixture_project(ROOT / "tests" / "fixtures" / "notebook-site", workdir))
-BUILDS.add("broken-site", lambda workdir: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir))
+def background(workdir: Path) -> None:
+    """The background process's work (see Background)."""
+    import dataclasses
+
+    def done(job, data):
+        (workdir / f"{job}.json").write_text(json.dumps(data), encoding="utf-8")
+        print(job, flush=True)
+
+    configs = {
+        "book": lambda: ROOT / "mkdocs.yml",
+        "notebook-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "notebook-site", workdir / "notebook-site"),
+        "broken-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir / "broken-site"),
+    }
+    for job, config in configs.items():
+        try:
+            built = build_site(workdir / job / "site", config())
+        except Exception as exc:  # noqa: BLE001 - reported by the test that asks for it
+            built = Build(1, f"{type(exc).__name__}: {exc}", 0.0, workdir / job / "site")
+        done(job, {"returncode": built.returncode, "log": built.log, "seconds": built.seconds, "site": str(built.site)})
+        if job == "book":
+            book = built
+    try:
+        if book.returncode != 0:
+            raise RuntimeError("the book's build failed:\n" + book.log[-3000:])
+        if chromium() is None:
+            raise RuntimeError("Debian chromium is not installed")
+        import site_a11y
+
+        inspected = inspect_site(book.site, measure=site_a11y.page_checks)
+        done("site-pass", {"site": str(book.site),
+                           "pages": {rel: dataclasses.asdict(load) for rel, (load, _) in inspected.items()}})
+    except Exception as exc:  # noqa: BLE001 - re-raised in the test that waits for it
+        done("site-pass", {"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        close_browser()
 
 
-def start_book_build(site_pass: bool = True):
-    """Start the book's build (and the fixture sites') in the background, and the book's
-    browser pass and round trip after it."""
-    BUILDS.start()
-    if site_pass and chromium() is not None:
-        SITE_PASS.start()
+BACKGROUND = Background()
+
+
+def start_book_build():
+    """Start the background process: the book's build, the fixture sites', the browser pass."""
+    BACKGROUND.start()
 
 
 def fixture_project(pages: Path, workdir: Path) -> Path:
@@ -563,46 +586,6 @@ def close_browser():
             _BROWSER = None
 
 
-class SitePass:
-    """The book's browser pass and round trip, run in the background as soon as its build is
-    done (while the pages' blocks run); ``result()`` waits and returns
-    (inspected, copied pages, structural problems, round-trip problems)."""
-
-    def __init__(self):
-        self._thread = None
-        self._result = None
-        self._error = None
-
-    def start(self):
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, daemon=True)
-            self._thread.start()
-
-    def _run(self):
-        try:
-            import round_trip
-
-            build = BUILDS.result("book")
-            if build.returncode != 0:
-                raise RuntimeError("the book's build failed:\n" + build.log[-3000:])
-            browser().start()
-            import site_a11y
-
-            inspected = inspect_site(build.site, measure=site_a11y.page_checks)
-            pages, structural = round_trip.copied_pages(inspected)
-            self._result = (inspected, pages, structural, round_trip.round_trip(pages))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test that waits for it
-            self._error = exc
-
-    def result(self):
-        self.start()
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._result
-
-
-SITE_PASS = SitePass()
 
 
 def check_loaded_page(result: Load, html: str) -> list[str]:
@@ -702,5 +685,11 @@ if __name__ == "__main__":
     shot.add_argument("--dark", action="store_true")
     shot.add_argument("--width", type=int, default=1280)
     shot.add_argument("--height", type=int, default=2400)
+    back = sub.add_parser("background", help="the session's builds and browser pass (see Background)")
+    back.add_argument("workdir", type=Path)
     args = parser.parse_args()
-    screenshot(args.url, args.out, args.dark, args.width, args.height)
+    if args.cmd == "background":
+        sys.path.insert(0, str(Path(__file__).parent))
+        background(args.workdir)
+    else:
+        screenshot(args.url, args.out, args.dark, args.width, args.height)

@@ -84,7 +84,7 @@ def test_every_listed_api_has_a_page_under_the_stable_docs():
 
 @pytest.fixture(scope="module")
 def book():
-    built = site_check.BUILDS.result("book")
+    built = site_check.BACKGROUND.build("book")
     assert built.returncode == 0, built.log[-3000:]
     return built.site
 

@@ -64,12 +64,12 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def run(project: Path, store: Path, *args, env=None):
+def run(project: Path, store: Path, *args, env=None, paths=("tests/test_probe.py",)):
     """pytest on the copy's probe, with the copy's harness (its tests/ first on the path)."""
     environ = {k: v for k, v in os.environ.items() if k not in {"CI", "PYTEST_ADDOPTS", "SITE_URL"}}
     environ.update(env or {}, BOOK_RESULTS=str(store))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_probe.py", *args],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *args],
         cwd=project, env=environ, capture_output=True, text=True, timeout=300,
     )
     return proc.returncode, proc.stdout + proc.stderr
@@ -189,3 +189,17 @@ def test_the_stamp_may_say_verified_only_for_the_tree_a_whole_passing_run_verifi
     assert results.verified(project, record) is None  # the files changed since that run
     record.write_text("not json")
     assert results.verified(project, record) is None
+
+
+def test_a_whole_passing_run_records_the_tree_it_verified_and_a_failing_one_forgets_it(tmp_path):
+    """The stamp's evidence: only a run of the whole suite (its test paths, here the probe's)."""
+    project = copy_project(tmp_path / "p")
+    store, record = tmp_path / "results.json", tmp_path / "verified.json"
+    whole = ("-o", "testpaths=tests/test_probe.py")
+    code, out = run(project, store, "-k", "environment", *whole, paths=())  # a selection: not the whole suite
+    assert code == 0 and not record.exists(), out
+    code, out = run(project, store, *whole, paths=())
+    assert code == 0 and record.exists(), out
+    assert results.verified(project, record)["checks"] == len(KINDS) + 1
+    code, out = run(project, store, "--fresh", *whole, paths=(), env={ENV_KIND[1]: ENV_KIND[2]})
+    assert code == 1 and not record.exists(), out

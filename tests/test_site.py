@@ -2,7 +2,7 @@
 (diagrams rendered, math rendered, no request off the site's origin, no JavaScript error).
 Fixture sites prove that the browser checks reject what they claim to reject.
 
-The builds run in the background from the start of the session (site_check.BUILDS); one
+The builds run in a background process from the start of the tests (site_check.Background); one
 browser serves every check (the ``browser`` fixture; ``inspected`` holds every page of the
 book as the browser showed it, for checks that look at all pages)."""
 
@@ -52,7 +52,7 @@ def test_notebook_is_executed_and_downloadable(book):
 
 
 def test_a_notebook_cell_that_raises_fails_the_build():
-    built = site_check.BUILDS.result("notebook-site")
+    built = site_check.BACKGROUND.build("notebook-site")
     assert built.returncode != 0
     assert "element 0 of tensors does not require grad" in built.log
     assert "CellExecutionError" in built.log
@@ -88,7 +88,7 @@ def test_without_the_diagram_loader_material_would_fetch_mermaid_from_a_cdn(book
 
 
 def test_browser_checks_reject_broken_pages(browser):
-    built = site_check.BUILDS.result("broken-site")
+    built = site_check.BACKGROUND.build("broken-site")
     assert built.returncode == 0, built.log[-3000:]
     problems = site_check.check_site(built.site)
     assert "diagram(s) not rendered" in " ".join(problems["broken-diagram/index.html"])
