@@ -71,13 +71,19 @@ def project_files(root: Path = ROOT) -> list[str]:
     return sorted(n for n in names if (root / n).is_file())
 
 
+def chromium() -> str | None:
+    """The browser every check of the site uses: Debian's `chromium` on the PATH (the one place
+    that looks for it; tests/site_check.py and the keys here use it)."""
+    import shutil
+
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
 @functools.lru_cache(maxsize=1)
 def browser_version() -> str:
     """What the browser itself says it is (Debian's `chromium` is a launcher script: its bytes
     do not change with the browser)."""
-    import shutil
-
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    found = chromium()
     if not found:
         return "no chromium"
     try:

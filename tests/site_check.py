@@ -54,12 +54,7 @@ CHROMIUM_FLAGS = [
 ]
 
 
-def chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
+from bookcheck.results import chromium  # noqa: E402 - the one place that finds the browser
 
 
 # --------------------------------------------------------------------------------------------

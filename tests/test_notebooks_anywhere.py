@@ -18,14 +18,12 @@ and each run works on a hard-linked copy of it, so the cache is never modified.
 
 import contextlib
 import hashlib
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import tomllib
 import urllib.request
 import zipfile
@@ -140,40 +138,32 @@ def jupyter_options():
     return {k: v for k, v in options.items() if v is not None} | {"execute": False, "cache": False}
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """(base URL, site folder): the notebook site, built for and served on 127.0.0.1:<free port>."""
+    """(base URL, site folder): the notebook site, built for and served on 127.0.0.1:<free port>
+    (the book's one loopback server, site_check.serve: it binds its port first, and serves
+    the folder the build then fills)."""
+    import site_check
+
     work = tmp_path_factory.mktemp("notebook-site")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)  # bound now: the build needs the port
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    project = work / "project"
-    (project / "docs" / "notebooks").mkdir(parents=True)
-    for name in notebooks.BUILDERS:
-        shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
-    (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
-    (project / "overrides").symlink_to(ROOT / "overrides")
-    config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
-              "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
-              "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
-    (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
     out = work / "site"
-    proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
-                          cwd=project, capture_output=True, text=True, timeout=900,
-                          env=dict(os.environ, SITE_URL=base, NO_MKDOCS_2_WARNING="1"))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    server.RequestHandlerClass = lambda *a, **k: _Quiet(*a, directory=str(out), **k)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    out.mkdir()
+    with site_check.serve(out) as base:
+        project = work / "project"
+        (project / "docs" / "notebooks").mkdir(parents=True)
+        for name in notebooks.BUILDERS:
+            shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
+        (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
+        (project / "overrides").symlink_to(ROOT / "overrides")
+        config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
+                  "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
+                  "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
+        (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
+        proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
+                              cwd=project, capture_output=True, text=True, timeout=900,
+                              env=dict(os.environ, SITE_URL=base, NO_MKDOCS_2_WARNING="1"))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         yield base, out
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def wheel_of(site_dir):
