@@ -6,7 +6,10 @@
     backward(grad_y (N, C, L/2), x) -> (grad_x (N, C, L),)
 
 Each window passes its upstream gradient to one entry, its maximum. On a tie torch's
-max_pool1d picks the first entry of the window; the task is to match it.
+max_pool1d picks the first entry of the window, and so does the forward below (max over a
+dimension returns the index of the first maximal value, and its gradient goes there);
+torch.maximum(a, b) would split a tie's gradient half and half instead. The task is to match
+the forward.
 """
 
 import torch
@@ -17,7 +20,7 @@ import torch.nn.functional as F
 def forward(x):
     N, C, L = x.shape
     pairs = x.reshape(N, C, L // 2, 2)                       # (N, C, L/2, 2), one window per pair
-    return torch.maximum(pairs[..., 0], pairs[..., 1])       # (N, C, L/2)
+    return pairs.max(dim=-1).values                          # (N, C, L/2); a tie goes to the first
 # --8<-- [end:forward]
 
 
