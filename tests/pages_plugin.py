@@ -167,7 +167,10 @@ class Check(pytest.Item):
         return self.path, int(digits) - 1 if digits else 0, f"{self.path.name}::{self.name}"
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and REUSE.reused and not session.testsfailed:
+        session.exitstatus = exitstatus = pytest.ExitCode.OK  # everything was reused: nothing to run
     if REUSE.keys:
         REUSE.save()
     _record_verified(session, exitstatus)
