@@ -196,7 +196,7 @@ def on_files(files, config):
 
 
 # 3. The book's `snippets` package as a wheel on the site (downloads/), and its address in the
-#    set-up cell of every notebook offered for download (snippets/exercises/notebooks.py writes
+#    set-up cell of every notebook offered for download (bookcheck/notebook_gen.py writes
 #    the line `WHEEL = None  # ...`; the address is site_url, i.e. SITE_URL, + downloads/<wheel>).
 #    Built offline with the installed setuptools, from a copy of pyproject.toml and snippets/, so
 #    the repository gets no build/ or .egg-info; it is kept in the temporary folder, keyed on the

@@ -260,12 +260,6 @@ def _cases():
         ("exercises.hand_trace", "check", "shape", lambda: ht.check(lambda x, w1, w2: {"L": 1.0}), AssertionError, "trace must return a dict with keys"),
         ("exercises.hand_trace", "check", "nonfinite", lambda: ht.check(lambda x, w1, w2: dict.fromkeys(ht.KEYS, NAN)), AssertionError, r"at x=1, w1=2, w2=3: L is nan in your trace \(torch gives 25\)"),
         ("exercises.hand_trace", "main", "type", lambda: ht.main(["--x", "1"]), SystemExit, "2"),
-        ("exercises.notebooks", "section", "type", lambda: call("exercises.notebooks", "section")("hand_trace", 3), ValueError, "has no section 3"),
-        ("exercises.notebooks", "section", "shape", lambda: call("exercises.notebooks", "section")("hand_trace", "nope"), ValueError, "has no section 'nope'"),
-        ("exercises.notebooks", "build", "type", lambda: call("exercises.notebooks", "build")(3), ValueError, "unknown notebook 3; known:"),
-        ("exercises.notebooks", "text", "type", lambda: call("exercises.notebooks", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
-        ("exercises.notebooks", "main", "type", lambda: call("exercises.notebooks", "main")(["--help-me"]), SystemExit, "2"),
-        ("exercises.notebooks", "main", "shape", lambda: call("exercises.notebooks", "main")(["a", "b"]), SystemExit, "2"),
         # finite_diff
         ("finite_diff", "central_difference", "type", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), [1.0]), TypeError, "x must be a float64 tensor, got list"),
         ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), torch.ones(2)), TypeError, "x must be a float64 tensor, got torch.float32"),
@@ -276,7 +270,6 @@ def _cases():
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: t.abs().sqrt().sum(), f64(0.0, 1.0)), AssertionError, r"autograd gives nan at flat index 0 \(1 of 2 elements are not finite\)"),
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: torch.where(t > 0, t.sqrt(), t).sum(), f64(-1.0, 4.0)), AssertionError, "autograd gives nan at flat index 0"),
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: (1 / t).sum() * 0 + t.sum(), f64(0.0)), AssertionError, "autograd gives nan at flat index 0"),
-        ("exercises.notebooks", "verified_torch", "type", lambda: call("exercises.notebooks", "verified_torch")("2.13.0"), TypeError, r"verified_torch\(\) takes 0 positional arguments but 1 was given"),
         # forward_trace
         ("forward_trace", "parse_traces", "type", lambda: call("forward_trace", "parse_traces")(TRACE_PAGE.encode()), TypeError, "text must be the page's Markdown as a str, got bytes"),
         ("forward_trace", "parse_traces", "shape", lambda: call("forward_trace", "parse_traces")("<!-- forward-trace -->\n| x | y |\n|---|---|\n| 1 | 2 |\n"), AssertionError, r"line 1: a forward-trace marker must be followed by a table with the columns Node \| Computed as \| Value \| Tangent"),
@@ -517,10 +510,6 @@ def _cases():
         ("workshop.check", "starter_path", "type", lambda: wc.starter_path(3), TypeError, "name must be a task name"),
         ("workshop.check", "starter_path", "shape", lambda: wc.starter_path("linear.py"), KeyError, "unknown task 'linear.py'"),
         ("workshop.check", "Report", "type", lambda: wc.Report(["check"]), TypeError, r"Report\(title\): title must be a str, the report's first line; got list"),
-        ("workshop.notebooks", "cells", "type", lambda: call("workshop.notebooks", "cells")(wt), TypeError, "name must be a task name"),
-        ("workshop.notebooks", "cells", "shape", lambda: call("workshop.notebooks", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
-        ("exercises.notebooks", "workshop", "type", lambda: call("exercises.notebooks", "workshop")(None), TypeError, "name must be a task name"),
-        ("exercises.notebooks", "workshop", "shape", lambda: call("exercises.notebooks", "workshop")("Linear"), KeyError, "unknown task 'Linear'"),
         ("workshop.softmax_ce", "torch_forward", "type", lambda: call("workshop.softmax_ce", "torch_forward")([[1.0, 2.0]], torch.zeros(1, dtype=torch.long)), TypeError, "argument 'input' .* must be Tensor, not list"),
         ("workshop.softmax_ce", "torch_forward", "shape", lambda: call("workshop.softmax_ce", "torch_forward")(torch.ones(2, 3), torch.zeros(4, dtype=torch.long)), ValueError, r"Expected input batch_size \(2\) to match target batch_size \(4\)"),
         ("workshop.logsumexp", "torch_forward", "type", lambda: call("workshop.logsumexp", "torch_forward")([1.0, 2.0]), TypeError, "argument 'input' .* must be Tensor, not list"),
@@ -555,10 +544,6 @@ RAW_FUNCTION = ("the bare autograd Function shown as a template; torch reports a
 EXERCISE = ("an exercise's starter, solution or fixture: it takes only a seed or a step count "
             "from the exercise's own code; check() validates what the reader's function returns")
 NO_ARGS = "takes no argument (or only self)"
-GENERATOR = ("notebook generator internals (snippets/exercises/notebooks.py, another part of the "
-             "book): called only with the book's own constant strings by build()")
-WORKSHOP_GENERATOR = ("notebook generator of the workshop (snippets/workshop/notebooks.py): build() calls it "
-                      "with the book's own task names (TASKS); a task name is its only argument, no numbers")
 REFERENCE = ("a workshop task's reference layer, shown on its page and kept flat to read; its docstring "
              "states the shapes and the checker runs it on the task's own cases. Other input gets what "
              "its torch ops do with it (the first op that cannot take it raises; NaN in gives NaN out); "
@@ -619,11 +604,6 @@ def _exempt():
     add("exercises.hand_trace", "starter solution", "type shape nonfinite", EXERCISE)
     add("exercises.hand_trace", "with_torch", "nonfinite", FAITHFUL + "; check() compares at fixed finite points")
     add("exercises.hand_trace", "main", "shape nonfinite", "takes no option")
-    add("exercises.notebooks", "details code_md hand_trace gradient_check broken_graph accumulation",
-        "type shape nonfinite", GENERATOR)
-    add("exercises.notebooks", "section build text main", "nonfinite", GENERATOR)
-    add("exercises.notebooks", "build text", "shape", GENERATOR)
-    add("exercises.notebooks", "verified_torch", "shape nonfinite", NO_ARGS + " (reads mkdocs.yml)")
     add("forward_trace", "parse_traces", "nonfinite", "returns the cells as text; check_trace rejects a 'nan' or 'inf' cell")
     add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap", "nonfinite",
         FAITHFUL + " (an example with NaN gets NaN gradients, as backward gives)")
@@ -690,9 +670,6 @@ def _exempt():
     add("workshop.check", "tasks", "type shape nonfinite", NO_ARGS)
     add("workshop.check", "Report", "shape nonfinite", "made by check() with its own title; a reader reads str(report)")
     add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
-    add("workshop.notebooks", "cells", "nonfinite", WORKSHOP_GENERATOR)
-    add("workshop.notebooks", "name section", "type shape nonfinite", WORKSHOP_GENERATOR)
-    add("exercises.notebooks", "workshop", "nonfinite", WORKSHOP_GENERATOR)
     return e
 
 
@@ -866,13 +843,13 @@ def test_accumulation_command_line_uses_k(capsys):
 
 @pytest.mark.filterwarnings("ignore:'snippets.exercises.hand_trace' found in sys.modules:RuntimeWarning")
 def test_command_lines_print_help_and_reject_unknown_arguments(capsys, tmp_path, monkeypatch):
-    from snippets.exercises.notebooks import main
+    from bookcheck.notebook_gen import main
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as caught:
         main(["--help"])
     assert caught.value.code == 0
-    assert capsys.readouterr().out.startswith("usage: python -m snippets.exercises.notebooks")
+    assert capsys.readouterr().out.startswith("usage: python -m bookcheck.notebook_gen")
     assert not any(tmp_path.iterdir())  # no folder named --help
     monkeypatch.setattr(sys, "argv", ["hand_trace.py", "--bogus"])  # the __main__ block passes sys.argv on
     with pytest.raises(SystemExit) as caught:
@@ -963,3 +940,42 @@ def test_workshop_check_run_as_a_program_points_to_the_command_line():
     assert done.returncode == 2
     assert ("python -m snippets.workshop.check: this module has no command line; "
             "run python -m snippets.workshop, or import it") in done.stderr
+
+
+# ----------------------------------------------------------------------------------------------
+# The notebook generator (bookcheck/notebook_gen.py, bookcheck/workshop_cells.py): book tooling,
+# not reader code, so not in the table of snippets' public names; its input checks all the same.
+
+
+def tool(module, name):
+    def run(*args, **kwargs):
+        return getattr(importlib.import_module(f"bookcheck.{module}"), name)(*args, **kwargs)
+    return run
+
+
+TOOL_CASES = [
+        ("bookcheck.notebook_gen", "section", "type", lambda: tool("notebook_gen", "section")("hand_trace", 3), ValueError, "has no section 3"),
+        ("bookcheck.notebook_gen", "section", "shape", lambda: tool("notebook_gen", "section")("hand_trace", "nope"), ValueError, "has no section 'nope'"),
+        ("bookcheck.notebook_gen", "build", "type", lambda: tool("notebook_gen", "build")(3), ValueError, "unknown notebook 3; known:"),
+        ("bookcheck.notebook_gen", "text", "type", lambda: tool("notebook_gen", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
+        ("bookcheck.notebook_gen", "main", "type", lambda: tool("notebook_gen", "main")(["--help-me"]), SystemExit, "2"),
+        ("bookcheck.notebook_gen", "main", "shape", lambda: tool("notebook_gen", "main")(["a", "b"]), SystemExit, "2"),
+        ("bookcheck.notebook_gen", "verified_torch", "type", lambda: tool("notebook_gen", "verified_torch")("2.13.0"), TypeError, r"verified_torch\(\) takes 0 positional arguments but 1 was given"),
+        ("bookcheck.workshop_cells", "cells", "type", lambda: tool("workshop_cells", "cells")(importlib.import_module("snippets.workshop.linear")), TypeError, "name must be a task name"),
+        ("bookcheck.workshop_cells", "cells", "shape", lambda: tool("workshop_cells", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
+        ("bookcheck.notebook_gen", "workshop", "type", lambda: tool("notebook_gen", "workshop")(None), TypeError, "name must be a task name"),
+        ("bookcheck.notebook_gen", "workshop", "shape", lambda: tool("notebook_gen", "workshop")("Linear"), KeyError, "unknown task 'Linear'"),
+]
+
+
+@pytest.mark.parametrize("module, name, kind, thunk, error, message", TOOL_CASES,
+                         ids=[f"{m}.{n}-{k}-{i}" for i, (m, n, k, *_rest) in enumerate(TOOL_CASES)])
+def test_the_notebook_generator_rejects_bad_input(module, name, kind, thunk, error, message, capsys):
+    with pytest.raises(BaseException) as caught:
+        thunk()
+    assert type(caught.value) is error, f"{type(caught.value).__name__}: {caught.value}"
+    if error is SystemExit:
+        assert caught.value.code == int(message)
+        assert "usage: python -m bookcheck.notebook_gen" in capsys.readouterr().err
+    else:
+        assert re.search(message, str(caught.value)), f"{message!r} not found in {caught.value!s}"

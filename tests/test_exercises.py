@@ -2,7 +2,7 @@
 
 Each exercise's acceptance check passes on the reference solution and fails on the starter
 (the checks bite); expected numbers come from torch or from the math, not from the code
-under test. The committed notebooks are what snippets/exercises/notebooks.py builds, carry
+under test. The committed notebooks are what bookcheck/notebook_gen.py builds, carry
 no outputs, and run top to bottom in a fresh kernel.
 """
 
@@ -15,7 +15,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from snippets.exercises import accumulation, attempt, broken_graph, gradient_check, hand_trace, notebooks
+from bookcheck import notebook_gen as notebooks
+from snippets.exercises import accumulation, attempt, broken_graph, gradient_check, hand_trace
 from snippets.two_layer import forward, make_tensors
 
 # ------------------------------------------------------------------ the checks bite
@@ -233,8 +234,8 @@ PART_IV = sorted(name for name in notebooks.BUILDERS if not name.startswith("w-"
 def test_committed_notebook_is_the_generated_one_without_outputs(name):
     path = notebooks.NOTEBOOKS / f"{name}.ipynb"
     assert path.read_text(encoding="utf-8") == notebooks.text(name), (
-        f"{path} is not what snippets/exercises/notebooks.py builds: "
-        "run .venv/bin/python -m snippets.exercises.notebooks"
+        f"{path} is not what bookcheck/notebook_gen.py builds: "
+        "run .venv/bin/python -m bookcheck.notebook_gen"
     )
     nb = json.loads(path.read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]

@@ -33,7 +33,7 @@ import nbformat
 import pytest
 import yaml
 
-from snippets.exercises import notebooks
+from bookcheck import notebook_gen as notebooks
 
 ROOT = notebooks.ROOT
 READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]

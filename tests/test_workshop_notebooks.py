@@ -1,4 +1,4 @@
-"""The workshop's notebooks: committed as snippets/exercises/notebooks.py builds them, without
+"""The workshop's notebooks: committed as bookcheck/notebook_gen.py builds them, without
 outputs, and each runs top to bottom in a fresh kernel, ending with the checker's verdict on
 the starter (FAIL) or, with the reference backward put in the reader's cell, PASS."""
 
@@ -8,17 +8,17 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from snippets.exercises import notebooks as generator
-from snippets.exercises.notebooks import NOTEBOOKS
+from bookcheck import notebook_gen as generator
+from bookcheck import workshop_cells as notebooks
+from bookcheck.notebook_gen import NOTEBOOKS
 from snippets.workshop import TASKS
-from snippets.workshop import notebooks
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_committed_notebook_is_the_generated_one_without_outputs(task):
     path = NOTEBOOKS / f"{notebooks.name(task)}.ipynb"
     assert path.read_text(encoding="utf-8") == generator.text(notebooks.name(task)), (
-        f"{path} is not what the generator builds: run .venv/bin/python -m snippets.exercises.notebooks")
+        f"{path} is not what the generator builds: run .venv/bin/python -m bookcheck.notebook_gen")
     nb = nbformat.read(path, as_version=4)
     assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
     assert nb.cells[-1].source.endswith(f"print(check({task!r}, backward, forward))")

@@ -1,6 +1,6 @@
 """Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``) from Python modules.
 
-``python -m snippets.exercises.notebooks`` writes every notebook of ``BUILDERS`` into
+``python -m bookcheck.notebook_gen`` writes every notebook of ``BUILDERS`` into
 ``docs/notebooks/``, without outputs (execution_count null, outputs []), so they diff cleanly.
 ``tests/test_exercises.py`` fails if a committed notebook differs from what this module builds,
 and ``tests/test_notebooks_anywhere.py`` runs each one, downloaded from the built site, in a
@@ -14,7 +14,7 @@ To add a notebook:
    ``# --8<-- [end:name]`` (the markers pages include with pymdownx.snippets), so a notebook
    never holds a second, diverging copy of it.
 2. Add it to ``BUILDERS`` under the notebook's file name (without ``.ipynb``), add the file
-   to the ``nav:`` of mkdocs.yml, and run ``python -m snippets.exercises.notebooks``.
+   to the ``nav:`` of mkdocs.yml, and run ``python -m bookcheck.notebook_gen``.
 
 ``build`` puts the set-up cell (``SETUP``) right after the title: do not add it yourself. It
 imports torch and, when the ``snippets`` package is not installed, installs it from the
@@ -32,8 +32,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from snippets.workshop import TASKS
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = Path(__file__).resolve().parent.parent
+HERE = ROOT / "snippets" / "exercises"  # the modules whose sections the notebooks show
 NOTEBOOKS = ROOT / "docs" / "notebooks"
 SITE = "../../"  # from a notebook page of the site (notebooks/<name>/) to the site root
 
@@ -393,8 +393,8 @@ def accumulation():
 
 
 def workshop(task):
-    """The notebook of a workshop task (snippets/workshop/notebooks.py holds its cells)."""
-    from snippets.workshop.notebooks import cells
+    """The notebook of a workshop task (bookcheck/workshop_cells.py holds its cells)."""
+    from bookcheck.workshop_cells import cells
 
     return cells(task)
 
@@ -432,7 +432,7 @@ def text(name):
 
 def main(argv=None):
     """Write every notebook into docs/notebooks/ (or into the folder given as argument)."""
-    cli = argparse.ArgumentParser(prog="python -m snippets.exercises.notebooks", description=main.__doc__)
+    cli = argparse.ArgumentParser(prog="python -m bookcheck.notebook_gen", description=main.__doc__)
     cli.add_argument("folder", nargs="?", type=Path, default=NOTEBOOKS, help=f"default {NOTEBOOKS}")
     folder = cli.parse_args(argv).folder
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """The cells of the workshop's notebooks, one per task (``docs/notebooks/w-<task>.ipynb``).
 
-Part IV's generator, ``snippets/exercises/notebooks.py``, builds and writes them with the
-other notebooks (``python -m snippets.exercises.notebooks``) and adds the set-up cell. The code
+Part IV's generator, ``bookcheck/notebook_gen.py``, builds and writes them with the
+other notebooks (``python -m bookcheck.notebook_gen``) and adds the set-up cell. The code
 is copied from the ``# --8<-- [start:name]`` sections of ``snippets/workshop/<task>.py`` and
 from ``snippets/workshop/starters/<task>.py``, so a notebook holds no second copy. The last
 cell runs the checker on the reader's ``backward``.
@@ -11,12 +11,12 @@ from pathlib import Path
 
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from snippets.exercises.notebooks import SITE, code_md, details
-from snippets.exercises.notebooks import section as _section
+from bookcheck.notebook_gen import SITE, code_md, details
+from bookcheck.notebook_gen import section as _section
 from snippets.workshop import TASKS
 from snippets.workshop.check import get_task, starter_path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "snippets" / "workshop"  # the tasks
 PAGES = {"softmax_ce": "losses", "logsumexp": "losses", "layernorm": "normalisation",
          "batchnorm": "normalisation", "linear": "matmul-attention", "attention": "matmul-attention",
          "embedding": "indexing", "maxpool": "indexing"}
