@@ -133,7 +133,9 @@ def venv_for(version: str) -> Path:
         raise ValueError(f"version must look like 2.14.1, got {version!r}")
     venv = CACHE / f"torch-{version}"
     python = venv / "bin" / "python"
-    wanted = f"{sys.version_info[0]}.{sys.version_info[1]} " + (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    wanted = (f"{sys.version_info[0]}.{sys.version_info[1]} {ROOT} "
+              + (ROOT / "constraints.txt").read_text(encoding="utf-8")
+              + (ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     stamp = venv / ".installed"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == wanted and python.is_file():
         return python
@@ -147,6 +149,9 @@ def venv_for(version: str) -> Path:
     deps = [d for d in book if not d.lower().startswith("torch==")]
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "-c", str(constraints), f"torch=={version}", *deps], check=True)
+    # the book itself, as in .venv (a page reads its installed metadata); its deps are above
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                    "-e", str(ROOT)], check=True)
     stamp.write_text(wanted, encoding="utf-8")
     return python
 
