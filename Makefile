@@ -1,5 +1,5 @@
-# The commands of the README: `make serve`, `make test`, `make test-page PAGE=...`, and
-# `make drift TORCH=...`. Each sets up .venv first; set-up is skipped when .venv is up to
+# The commands of the README: `make serve`, `make test`, `make test-page PAGE=...`,
+# `make test-torch` and `make drift TORCH=...`. Each sets up .venv first; set-up is skipped when .venv is up to
 # date with pyproject.toml and constraints.txt.
 PYTHON ?= python3.11
 VENV   := .venv
@@ -9,7 +9,7 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test test-cpu test-page build drift clean
+.PHONY: serve test test-cpu test-torch test-page build drift clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11; run: make PYTHON=/path/to/python3.11 ..."'
@@ -34,6 +34,11 @@ test: $(STAMP)
 # output depends on the order in which this CPU adds floats fails here. CI runs it after `test`.
 test-cpu: $(STAMP)
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q docs
+
+# Every page's blocks on the other verified torch versions (mkdocs.yml, extra.torch_also), in
+# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it after test-cpu.
+test-torch: $(STAMP)
+	$(BIN)/python -m bookcheck.versions test
 
 # One page: its blocks, diagrams and tables, and the tests of the snippets it uses.
 test-page: $(STAMP)

@@ -11,7 +11,7 @@ from pathlib import Path
 from . import markers
 from .page import parse_text
 
-COUNTERS = ("run", "verified outputs", "expected errors", "expected warnings", "diagrams",
+COUNTERS = ("run", "verified outputs", "outputs of another torch", "expected errors", "expected warnings", "diagrams",
             "diagrams checked against code", "skipped", "hand-trace tables")
 
 
@@ -29,6 +29,8 @@ def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
                 counter = markers.MARKERS[name].counted_as
                 if counter and b.mark(name) is not None:
                     counts[counter] += 1
+        elif b.kind == "version output":
+            counts[markers.MARKERS["output_on"].counted_as] += 1
         elif b.kind in ("diagram", "checked diagram"):
             counts["diagrams"] += 1
             counts["diagrams checked against code"] += b.kind == "checked diagram"

@@ -1,10 +1,11 @@
 """`make drift TORCH=2.14.1`: which outputs and errors of the pages change on another torch.
 
-Builds (once) a second venv under .cache/drift/torch-VERSION/ with that torch and the
-book's other pins, runs every page's blocks there (each chain once, first seed), and
-reports per page the blocks whose output differs from the page or which now fail. A report,
-not a test: nothing is changed. To take the new outputs, run `pytest --update-outputs` in
-that venv and review with `git diff`.
+Builds (once) a second venv under .cache/torch-VERSION/ with that torch and the
+book's other pins (bookcheck.versions.venv_for), runs every page's blocks there (each chain once, first seed), and
+reports per page the blocks whose output differs from what the page shows for that version,
+or which now fail. A report, not a test: nothing is changed. For a verified version
+(mkdocs.yml, extra.torch_also) a difference is shown on the page in content tabs
+(bookcheck/versions.py) and `make test-torch` checks it.
 """
 
 from __future__ import annotations
@@ -16,26 +17,9 @@ import sys
 from pathlib import Path
 
 from . import DOCS, ROOT
+from .versions import venv_for
 
 CACHE = ROOT / ".cache" / "drift"
-
-
-def venv_for(torch: str) -> Path:
-    venv = CACHE / f"torch-{torch}"
-    python = venv / "bin" / "python"
-    if (venv / ".installed").is_file():
-        return python
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#") and not line.lower().startswith("torch==")]
-    constraints = venv / "constraints.txt"
-    constraints.write_text("\n".join(pins) + "\n")
-    deps = ["numpy", "pytest", "pytest-codeblocks", "pymdown-extensions", "Markdown", "PyYAML", "hypothesis",
-            "nbformat", "nbclient"]
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "-c", str(constraints), f"torch=={torch}", *deps],
-                   check=True)
-    (venv / ".installed").touch()
-    return python
 
 
 def first_difference(was: str, now: str) -> str:
@@ -55,6 +39,7 @@ def report(pages: list[Path]) -> tuple[list[str], dict]:
 
     from .page import parse_page
     from .run import SEEDS, PageRuns
+    from .versions import running
 
     lines = [f"torch {torch.__version__}, Python {sys.version.split()[0]}"]
     totals = {"pages": 0, "pages changed": 0, "blocks run": 0, "outputs changed": 0, "new errors": 0}
@@ -71,9 +56,10 @@ def report(pages: list[Path]) -> tuple[list[str], dict]:
                 totals["new errors"] += 1
                 said = " / ".join(line.strip() for line in outcome.error.splitlines()[:3] if line.strip())
                 changed.append(f"  {b.where}: fails: {said[:300]}")
-            elif outcome.shown != (b.expected_output or ""):
+            elif outcome.shown != (b.output_for(running()) or ""):
                 totals["outputs changed"] += 1
-                changed.append(f"  {b.where}: output changes: {first_difference(b.expected_output or '', outcome.shown)}")
+                shown = b.output_for(running()) or ""
+                changed.append(f"  {b.where}: output changes: {first_difference(shown, outcome.shown)}")
         totals["pages"] += 1
         if changed:
             totals["pages changed"] += 1
@@ -95,6 +81,7 @@ def main(argv=None) -> int:
         print("\n".join(lines))
         return 0
     python = venv_for(args.torch)
+    CACHE.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
     out = subprocess.run([str(python), "-m", "bookcheck.drift", "--here", *map(str, pages)], cwd=ROOT, env=env,
                          capture_output=True, text=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from . import HarnessError, markers, rel
-from .page import parse_page
+from .page import output_fence, parse_page, tab_above
+from .versions import also, pinned, tab_label
 
 
 def guard(path: Path) -> list[str]:
@@ -46,7 +46,10 @@ def guard(path: Path) -> list[str]:
         return problems + [f"{rel(path)}: cannot parse its fences: {exc}"]
 
     previous_run = None
-    for b in blocks:
+    for i, b in enumerate(blocks):
+        if b.kind == "version output":
+            problems += _version_output(lines, blocks[i - 1] if i else None, b)
+            continue
         unknown = [m.name for m in b.marks if m.name not in markers.KNOWN_MARKS]
         if "xfail" in unknown:
             problems.append(
@@ -91,4 +94,24 @@ def guard(path: Path) -> list[str]:
             )
         elif b.expected_output is not None:
             problems.append(f"{b.where}: an output block follows a {b.syntax!r} fence that is not run")
+    return problems
+
+
+def _version_output(lines, above, b) -> list[str]:
+    """An output_on("V") fence: right after the pinned output of a run block, both in content
+    tabs labelled with their versions, V a verified version, and an output that differs."""
+    args = b.mark("output_on").args
+    version = str(args[0]) if args else ""
+    if version not in also():
+        return [f'{b.where}: output_on({version!r}): the other verified versions are {list(also())} '
+                "(mkdocs.yml, extra.torch_also)"]
+    if above is None or above.kind != "run" or not above.expected_output:
+        return [f"{b.where}: output_on({version!r}) must follow the output block of a python/sh block"]
+    problems = []
+    for where, label in ((output_fence(lines, above.lineno), tab_label(pinned())), (b.lineno, tab_label(version))):
+        if tab_above(lines, where) != label:
+            problems.append(f'{rel(b.path)}:{where}: put this output in a content tab === "{label}" '
+                            "(the reader must see which version prints it)")
+    if above.outputs.get(version) == above.expected_output:
+        problems.append(f"{b.where}: the same output as on torch {pinned()}; show one output, without tabs")
     return problems

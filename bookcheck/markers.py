@@ -19,7 +19,7 @@ MIN_REASON = 12  # characters of a skip reason; "because" alone is not a reason
 @dataclass(frozen=True)
 class Marker:
     name: str
-    applies_to: str  # "run" (python/sh/bash), "diagram" (mermaid) or "any"
+    applies_to: str  # "run" (python/sh/bash), "diagram" (mermaid), "output" (an output fence) or "any"
     help: str
     counted_as: str | None = None  # the stamp's counter for blocks carrying it
 
@@ -35,6 +35,9 @@ MARKERS = {
         Marker("cont", "run", "the block continues the previous python block of the page (same namespace)"),
         Marker("graph_of", "diagram", 'graph_of("name"): a mermaid diagram that must equal the autograd graph of name',
                "diagrams checked against code"),
+        Marker("output_on", "output",
+               'output_on("2.14.1"): what the block above prints on that torch version, where it differs from '
+               'the pinned version (the two outputs in content tabs; bookcheck/versions.py)', "outputs of another torch"),
         Marker("diagram_from", "diagram",
                'diagram_from("expr"): a mermaid diagram that must equal expr, evaluated after the block above',
                "diagrams checked against code"),
@@ -62,6 +65,7 @@ TABLE_MARKERS = {
         TableMarker("op-table", "tests/test_chain_rule_table.py"),
         TableMarker("compat-table", "tests/test_function_api.py"),
         TableMarker("broadcast-table", "tests/test_broadcasting_table.py"),
+        TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)"),
     )
 }
 TABLE_KINDS = ("forward", "backward")

@@ -23,14 +23,13 @@ book's site. Code cells after it import what they use from ``snippets``.
 
 import argparse
 import functools
-import re
-import sys
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from snippets.workshop import TASKS
+from .versions import pinned
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "snippets" / "exercises"  # the modules whose sections the notebooks show
@@ -57,15 +56,6 @@ def section(module, name):
     return "\n".join(lines[start + 1:end]).strip("\n")
 
 
-def verified_torch():
-    """The torch version the book is verified on: ``extra.torch_version`` of mkdocs.yml."""
-    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    found = re.findall(r"^\s+torch_version:\s*([0-9][0-9.]*)\s*$", text, re.M)
-    if len(found) != 1:
-        raise ValueError(f"mkdocs.yml: expected one `torch_version:` line under extra:, found {found}")
-    return found[0]
-
-
 # The line the site's build rewrites in every notebook it offers for download (overrides/hooks.py,
 # on_post_build): it writes the address of the wheel it puts on the site, from site_url.
 WHEEL_LINE = "WHEEL = None  # the site's build writes the wheel's address here in the copy you download"
@@ -74,7 +64,7 @@ SETUP = f"""\
 # Set-up: torch, and the book's `snippets` package (checks, reference solutions). If `snippets`
 # is missing, this cell installs it from the book's site (see "Run the notebooks anywhere" there).
 {WHEEL_LINE}
-TORCH = "{verified_torch()}"  # every cell of the book is verified on this version of torch
+TORCH = "{pinned()}"  # every cell of the book is verified on this version of torch
 import importlib, subprocess, sys, warnings
 try:
     import snippets

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import ROOT, HarnessError, markers, rel
 
-KINDS = ("run", "skipped", "diagram", "checked diagram", "unaccounted")
+KINDS = ("run", "skipped", "diagram", "checked diagram", "version output", "unaccounted")
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,6 +39,13 @@ class Block:
     marks: list = field(default_factory=list)  # markers.Mark
     cont: bool = False
     kind: str = ""  # one of KINDS, computed once by parse_page
+    # What the block prints on another verified torch version, where the page shows it
+    # (a "version output" fence after the output fence; bookcheck/versions.py).
+    outputs: dict = field(default_factory=dict)
+
+    def output_for(self, version: str) -> str | None:
+        """The output the page shows for ``version`` (the pinned output where it shows no other)."""
+        return self.outputs.get(version, self.expected_output)
 
     @property
     def where(self) -> str:
@@ -57,6 +64,8 @@ def kind_of(block: Block) -> str:
     """The one classification of a fence (guard, collector, stamp and build use it)."""
     if block.mark("skip") is not None:
         return "skipped"
+    if block.mark("output_on") is not None and block.syntax not in markers.RUN_SYNTAX | markers.DIAGRAM_SYNTAX:
+        return "version output"
     if block.syntax in markers.RUN_SYNTAX:
         return "run"
     if block.syntax in markers.DIAGRAM_SYNTAX:
@@ -81,7 +90,7 @@ def parse_text(text: str, path: Path) -> list[Block]:
         code = fence_body(lines, cb.lineno, cb.code)
         shown = None
         if cb.expected_output is not None:
-            shown = fence_body(lines, _output_fence(lines, cb.lineno), cb.expected_output)
+            shown = fence_body(lines, output_fence(lines, cb.lineno), cb.expected_output)
         block = Block(Path(path), cb.lineno, (cb.syntax or "").strip(), code, shown)
         for m in cb.marks:
             try:
@@ -90,8 +99,24 @@ def parse_text(text: str, path: Path) -> list[Block]:
                 raise HarnessError(f"{block.where}: cannot read marker <!--{m}-->: {exc}") from None
         block.cont = block.mark("cont") is not None
         block.kind = kind_of(block)
+        if block.kind == "version output" and blocks and blocks[-1].kind == "run" and blocks[-1].expected_output:
+            version = block.mark("output_on").args[:1]
+            blocks[-1].outputs[str(version[0]) if version else ""] = block.code  # the guard checks the rest
         blocks.append(block)
     return blocks
+
+
+TAB = re.compile(r'^\s*===\+?\s+"(.*)"\s*$')
+
+
+def tab_above(lines: list[str], lineno: int) -> str | None:
+    """The label of the content tab (``=== "label"``) that opens right above the fence on
+    ``lineno`` (1-based), with only blank lines and marker comments between; else None."""
+    i = lineno - 2
+    while i >= 0 and (not lines[i].strip() or lines[i].strip().startswith("<!--")):
+        i -= 1
+    found = TAB.match(lines[i]) if i >= 0 else None
+    return found.group(1) if found else None
 
 
 def _fence_end(lines: list[str], start: int) -> int:
@@ -123,7 +148,7 @@ def fence_body(lines: list[str], lineno: int, parsed: str) -> str:
     return exact
 
 
-def _output_fence(lines: list[str], lineno: int) -> int:
+def output_fence(lines: list[str], lineno: int) -> int:
     """The line (1-based) of the output fence that follows the fence on ``lineno``."""
     i = _fence_end(lines, lineno - 1) + 1
     while i < len(lines) and not lines[i].lstrip().startswith("```"):

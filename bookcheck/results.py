@@ -153,17 +153,23 @@ def save(passed: dict[str, str], ran: set[str]) -> None:
 VERIFIED = STORE.with_name("verified.json")
 
 
-def record_verified(tree: str, facts: dict) -> None:
+def verified_path(torch_version: str) -> Path:
+    """The record of a passing run of every page's checks on another torch version."""
+    return VERIFIED.with_name(f"verified-torch-{torch_version}.json")
+
+
+def record_verified(tree: str, facts: dict, path: Path | None = None) -> None:
     """After a run of the whole suite (every test path, no selection) that passed: the tree it
-    verified (Keys.tree()) and what ran on it."""
-    VERIFIED.parent.mkdir(parents=True, exist_ok=True)
-    tmp = VERIFIED.with_suffix(f".{os.getpid()}.tmp")
+    verified (Keys.tree()) and what ran on it. ``path``: another record (verified_path)."""
+    path = Path(path or VERIFIED)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(dict(facts, tree=tree), indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(VERIFIED)
+    tmp.replace(path)
 
 
-def forget_verified() -> None:
-    VERIFIED.unlink(missing_ok=True)
+def forget_verified(path: Path | None = None) -> None:
+    Path(path or VERIFIED).unlink(missing_ok=True)
 
 
 def verified(root: Path = ROOT, path: Path | None = None) -> dict | None:

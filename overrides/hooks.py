@@ -40,6 +40,9 @@ CDN_SCRIPTS = [
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
 from bookcheck.markers import MARKER_LINE  # noqa: E402
+from bookcheck import versions  # noqa: E402
+
+DIFFERENCES = re.compile(r"^<!--\s*torch-differences\s*-->[ \t]*$", re.M)
 
 
 def on_post_page(output, page, config):
@@ -66,6 +69,9 @@ def on_config(config):
     from bookcheck import results
 
     BUILD["verified"] = results.verified()  # a whole passing test run of exactly these files, or None
+    # The other torch versions every page's blocks run on, each with its passing run of exactly
+    # these files (make test-torch), or None.
+    BUILD["also"] = [dict(version=v, verified=results.verified(path=results.verified_path(v))) for v in versions.also()]
     _share_notebook_execution()
     _skip_mermaid_pass_without_diagrams(config)
     _cache_highlighting()
@@ -149,6 +155,10 @@ def _cache_highlighting():
 def on_page_markdown(markdown, page, config, files):
     if not page.file.src_uri.endswith(".md"):
         return markdown
+    if DIFFERENCES.search(markdown):  # the generated list of what differs on another torch
+        pages = sorted(Path(config["docs_dir"]).rglob("*.md"))
+        table = versions.differences_table(Path(page.file.abs_src_path), pages)
+        markdown = DIFFERENCES.sub(lambda _: table, markdown)
     counts, reasons = text_counts(markdown, Path(page.file.abs_src_path))
     blocks = counts["run"] + counts["skipped"]
     if blocks:

@@ -7,9 +7,9 @@ through that graph. ``torch.autograd.functional.hvp`` and ``torch.func`` compute
 vector; the three must agree.
 """
 
-import warnings
-
 import torch
+
+import snippets.jvp_rules  # noqa: F401 - forward mode loaded quietly (torch.func.jvp below)
 
 
 def _check_point(f, x, v):
@@ -60,12 +60,9 @@ def hvp_three_ways(f, x, v):
     """``{"double backward": Hv, "autograd.functional.hvp": Hv, "torch.func": Hv}``."""
     _check_point(f, x, v)
     _, hv_functional = torch.autograd.functional.hvp(f, x, v)
-    # forward-over-reverse: the directional derivative (jvp) of the gradient function.
-    # torch 2.13's first forward-mode call in a process loads decompositions through
-    # torch.jit.script, which warns that it is deprecated; that one message is not ours.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
-        _, hv_func = torch.func.jvp(torch.func.grad(f), (x,), (v,))
+    # forward-over-reverse: the directional derivative (jvp) of the gradient function
+    # (snippets.jvp_rules, imported above, keeps torch's first-use warning quiet).
+    _, hv_func = torch.func.jvp(torch.func.grad(f), (x,), (v,))
     return {
         "double backward": hvp_double_backward(f, x, v),
         "autograd.functional.hvp": hv_functional,

@@ -11,17 +11,10 @@ tensor (treated as m = 1). Invariant checked by the tests: both results equal
 ``torch.autograd.functional.jacobian(f, x)`` reshaped to (m, n). ``x`` is not modified.
 """
 
-import warnings
-
 import torch
-import torch.autograd.forward_ad as fwAD
 
-with warnings.catch_warnings():
-    # On its first use in a process, forward-mode AD loads torch's own decompositions,
-    # which call torch.jit.script and emit DeprecationWarnings from inside torch 2.13.
-    # Load them once here, so that no later call warns.
-    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
-    from torch._decomp import decompositions_for_jvp  # noqa: F401
+# torch.autograd.forward_ad, with torch's own warning on its first use filtered (see there)
+from snippets.jvp_rules import fwAD
 
 
 def _check(f, x):

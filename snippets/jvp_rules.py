@@ -1,10 +1,11 @@
 """Forward-mode AD (``torch.autograd.forward_ad``, imported here as ``fwAD``), loaded quietly.
 
-On torch 2.13, the first forward-mode call in a process (``make_dual`` arithmetic,
-``torch.func.jvp``, ``jacfwd``, ``hessian``) loads torch's own jvp decompositions, which call
-the deprecated ``torch.jit.script`` and emit a ``DeprecationWarning`` from inside torch. It is
-harmless. Importing this module loads them once with that one warning filtered, so later
-calls do not warn. The Part VI snippets import ``fwAD`` from here.
+The first forward-mode call in a process (``make_dual`` arithmetic, ``torch.func.jvp``,
+``jacfwd``, ``hessian``) loads torch's own jvp decompositions, which call the deprecated
+``torch.jit.script``: torch 2.13.0 warns with a ``DeprecationWarning`` (hidden by default),
+torch 2.14.1 with a ``FutureWarning`` (shown by default). It comes from inside torch and is
+harmless. Importing this module loads them once with that one message filtered, whatever its
+category, so later calls do not warn. The book's forward-mode snippets import ``fwAD`` from here.
 """
 
 import warnings
@@ -12,7 +13,7 @@ import warnings
 import torch
 
 with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message="`torch.jit.script` is deprecated")
     from torch._decomp import decompositions_for_jvp  # noqa: F401
 
 import torch.autograd.forward_ad as fwAD  # noqa: E402

@@ -193,9 +193,31 @@ def _whole_suite(config) -> bool:
             and not option.update_outputs and not option.collectonly and not option.maxfail)
 
 
+def _all_pages(config) -> bool:
+    """The run covers every page's checks: ``pytest docs``, nothing selected away."""
+    from pathlib import Path
+
+    option = config.option
+    return ([Path(a).resolve() for a in config.args] == [DOCS] and not option.keyword and not option.markexpr
+            and not getattr(option, "lf", False) and not option.deselect and not option.collectonly
+            and not option.maxfail and not REUSE.reused)
+
+
 def _record_verified(session, exitstatus):
     """A whole passing run records the tree it verified (the page stamp says so, see
-    overrides/hooks.py); any other run that fails forgets the record."""
+    overrides/hooks.py); any other run that fails forgets the record. On another verified
+    torch (bookcheck.versions.also), a run of every page records that version's pass."""
+    from bookcheck import versions
+
+    version = versions.running()
+    if version != versions.pinned():
+        if version in versions.also() and _all_pages(session.config):
+            if exitstatus == 0 and not session.testsfailed:
+                results.record_verified(REUSE.keys_of.tree(), {"torch": version, "checks": len(REUSE.done)},
+                                        results.verified_path(version))
+            else:
+                results.forget_verified(results.verified_path(version))
+        return
     if (exitstatus == 0 and _whole_suite(session.config) and not session.testsfailed
             and results.Keys().tree() == REUSE.keys_of.tree()):
         import platform

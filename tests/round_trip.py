@@ -49,6 +49,10 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
         ]
     blocks, problems = [], []
     for (kind, b), copied in zip(expected, copies):
+        if b.kind == "version output":  # another torch version's output of the block above (a tab)
+            if blocks:
+                blocks[-1]["others"][b.mark("output_on").args[0]] = copied["text"]
+            continue
         if kind == "output":
             if blocks and blocks[-1]["block"] is b:
                 blocks[-1]["shown"] = copied["text"]
@@ -57,7 +61,7 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
             if copied["lang"] != b.syntax:
                 problems.append(f"{b.where}: the HTML block in its place is {copied['lang'] or 'plain'}, not {b.syntax}")
                 continue
-            blocks.append({"block": b, "where": b.where, "code": copied["text"], "shown": None,
+            blocks.append({"block": b, "where": b.where, "code": copied["text"], "shown": None, "others": {},
                            "skip": b.mark("skip") is not None})
     return blocks, problems
 
@@ -104,4 +108,10 @@ def round_trip(pages: dict[str, list[dict]]) -> dict[str, list[str]]:
                 problems.setdefault(rel, []).append(
                     f"{b['where']}: the output a reader sees on the site is not the output that was compared "
                     f"({_first_difference((b['shown'] or '').rstrip(), compared)})")
+            for version, copied in b["others"].items():
+                other = (block.outputs.get(version) or "").rstrip()
+                if copied.rstrip() != other:
+                    problems.setdefault(rel, []).append(
+                        f"{b['where']}: the torch {version} output a reader sees on the site is not the one compared "
+                        f"({_first_difference(copied.rstrip(), other)})")
     return problems

@@ -960,7 +960,6 @@ TOOL_CASES = [
         ("bookcheck.notebook_gen", "text", "type", lambda: tool("notebook_gen", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
         ("bookcheck.notebook_gen", "main", "type", lambda: tool("notebook_gen", "main")(["--help-me"]), SystemExit, "2"),
         ("bookcheck.notebook_gen", "main", "shape", lambda: tool("notebook_gen", "main")(["a", "b"]), SystemExit, "2"),
-        ("bookcheck.notebook_gen", "verified_torch", "type", lambda: tool("notebook_gen", "verified_torch")("2.13.0"), TypeError, r"verified_torch\(\) takes 0 positional arguments but 1 was given"),
         ("bookcheck.workshop_cells", "cells", "type", lambda: tool("workshop_cells", "cells")(importlib.import_module("snippets.workshop.linear")), TypeError, "name must be a task name"),
         ("bookcheck.workshop_cells", "cells", "shape", lambda: tool("workshop_cells", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
         ("bookcheck.notebook_gen", "workshop", "type", lambda: tool("notebook_gen", "workshop")(None), TypeError, "name must be a task name"),

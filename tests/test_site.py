@@ -137,6 +137,8 @@ def test_every_page_with_code_carries_a_true_stamp(book):
     """The stamp under each page is generated from the same classification the tests use."""
     import re
 
+    from bookcheck import versions
+
     stamped = 0
     for rel in site_check.site_pages(book.site):
         md = round_trip.source_of(rel)
@@ -156,6 +158,9 @@ def test_every_page_with_code_carries_a_true_stamp(book):
         assert int(attrs["errors"]) == counts["expected errors"], rel
         text = " ".join(aside.group(2).split())
         assert "torch 2.13.0" in text and "from commit" in text, text
+        assert f"and again on torch {' and '.join(versions.also())} (CPU)" in text, text
+        if counts["outputs of another torch"]:
+            assert f"({counts['outputs of another torch']} also as torch" in text, text
         for reason in reasons:
             assert reason.split(": ", 1)[1] in text, f"{rel}: the stamp does not give the skip reason"
         stamped += 1
