@@ -5,8 +5,7 @@ The first forward-mode call in a process (``make_dual`` arithmetic, ``torch.func
 ``torch.jit.script``: torch 2.13.0 warns with a ``DeprecationWarning`` (hidden by default),
 torch 2.14.1 with a ``FutureWarning`` (shown by default). It comes from inside torch and is
 harmless. Importing this module makes one tiny forward-mode call (which loads them) with that
-one message filtered, whatever its
-category, so later calls do not warn. The book's forward-mode snippets import ``fwAD`` from here.
+one message filtered, whatever its category, so later calls do not warn. The book's forward-mode snippets import ``fwAD`` from here.
 """
 
 import warnings
