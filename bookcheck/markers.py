@@ -66,6 +66,7 @@ TABLE_MARKERS = {
         TableMarker("compat-table", "tests/test_function_api.py"),
         TableMarker("broadcast-table", "tests/test_broadcasting_table.py"),
         TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)"),
+        TableMarker("error-index", "overrides/hooks.py (writes the list of bookcheck.indexes.errors here)"),
     )
 }
 TABLE_KINDS = ("forward", "backward")

@@ -85,8 +85,7 @@ def differences(pages) -> list[dict]:
     line, the section it is in) and the lines that differ, per version."""
     import difflib
 
-    from markdown.extensions.toc import slugify
-
+    from .indexes import section_of, title_of
     from .page import parse_page
 
     found = []
@@ -95,13 +94,11 @@ def differences(pages) -> list[dict]:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
         for b in blocks:
             for version, other in sorted(b.outputs.items()):
-                heading = next((line.lstrip("#").strip() for line in reversed(lines[:b.lineno])
-                                if re.match(r"#{1,6} ", line)), "")
+                heading, anchor = section_of(lines, b.lineno)
                 pinned_lines, other_lines = b.expected_output.splitlines(), other.splitlines()
                 diff = [d for d in difflib.ndiff(pinned_lines, other_lines) if d[:1] in "-+"]
-                title = next((line[2:].strip() for line in lines if line.startswith("# ")), Path(path).stem)
-                found.append(dict(path=Path(path), title=title, lineno=b.lineno, section=heading,
-                                  anchor=slugify(heading, "-") if heading else "", version=version,
+                found.append(dict(path=Path(path), title=title_of(lines, path), lineno=b.lineno, section=heading,
+                                  anchor=anchor, version=version,
                                   was=[d[2:] for d in diff if d[0] == "-"], now=[d[2:] for d in diff if d[0] == "+"]))
     return found
 

@@ -6,14 +6,23 @@ the titles of collapsed notes, that names an API of
 attribute on a receiver (``loss.backward()``, ``x.grad``, ``.detach()``, ``ctx.save_for_backward``),
 or by a bare name that means one thing in this book (``gradcheck``, ``no_grad``). Arguments are
 ignored (``requires_grad_(False)``). A span the author already linked to the PyTorch docs counts
-as the first mention. The links are plain ``<a href>``: nothing is fetched.
+as the first mention. The links are plain ``<a href>``: nothing is fetched. They point at the
+documentation of the torch version the book is verified on (not ``stable``, which moves).
+
+The page that holds ``<div class="api-index"></div>`` gets the index of every API of ``API``
+that the book mentions: its documentation, the page that teaches it first (in nav order) and
+every other page that mentions it, collected from every page's HTML in the same build.
 """
 
 from __future__ import annotations
 
+import html as html_module
+import posixpath
 import re
 
-BASE = "https://docs.pytorch.org/docs/stable/"
+from bookcheck import versions
+
+BASE = "https://docs.pytorch.org/docs/{}/".format(".".join(versions.pinned().split(".")[:2]))
 
 # Full name -> page under BASE.
 API = {
@@ -177,6 +186,13 @@ def url(api: str) -> str:
     return BASE + API[api]
 
 
+def mentions(html: str) -> set[str]:
+    """Every API of ``API`` that a page's HTML mentions in a code span (linked or not)."""
+    found = {resolve(m.group(1)) for m in LINKED_CODE.finditer(html)}
+    found |= {resolve(m.group("code")) for m in TOKEN.finditer(html) if m.group("code") is not None}
+    return found - {None}
+
+
 def link_first_mentions(html: str) -> str:
     seen = set()
     for m in LINKED_CODE.finditer(html):
@@ -197,5 +213,46 @@ def link_first_mentions(html: str) -> str:
     return TOKEN.sub(replace, html)
 
 
+MENTIONED: dict[str, dict] = {}  # page url -> {"title", "apis"}, filled as pages render
+NAV_ORDER: list[str] = []
+INDEX_SLOT = '<div class="api-index"></div>'
+NOT_TEACHING = ("paths/", "reference/")  # with the home page: they point to where an API is taught
+
+
+def on_nav(nav, config, files):
+    NAV_ORDER[:] = [p.url for p in nav.pages]
+    return nav
+
+
 def on_page_content(html, page, config, files):
+    MENTIONED[page.url] = {"title": page.title, "apis": mentions(html)}
     return link_first_mentions(html)
+
+
+def api_index(here: str) -> str:
+    """The HTML table of the API index, with links relative to the page at URL ``here``."""
+    order = {url: i for i, url in enumerate(NAV_ORDER)}
+    rows = []
+    for api in sorted(API, key=str.lower):
+        pages = sorted((u for u, m in MENTIONED.items() if api in m["apis"] and u != here),
+                       key=lambda u: order.get(u, len(order)))
+        teaching = [u for u in pages if u and not u.startswith(NOT_TEACHING)]
+        if not teaching:
+            continue
+        pages = teaching[:1] + [u for u in pages if u != teaching[0]]
+
+        def link(target):
+            rel = posixpath.relpath(target or ".", here or ".") + ("/" if target.endswith("/") else "")
+            return f'<a href="{html_module.escape(rel)}">{html_module.escape(MENTIONED[target]["title"])}</a>'
+
+        rows.append(f'<tr><td><a href="{url(api)}"><code>{api}</code></a></td><td>{link(pages[0])}</td>'
+                    f'<td>{", ".join(link(u) for u in pages[1:]) or "-"}</td></tr>')
+    head = "<thead><tr><th>API (its documentation)</th><th>Taught first in</th><th>Also in</th></tr></thead>"
+    # a plain <table>: Material styles it and wraps it in its sideways-scrolling box, as a Markdown table
+    return f'<table>{head}<tbody>{"".join(rows)}</tbody></table>'
+
+
+def on_post_page(output, page, config):
+    if INDEX_SLOT in output:
+        output = output.replace(INDEX_SLOT, f'<div class="api-index">{api_index(page.url)}</div>')
+    return output

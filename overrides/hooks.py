@@ -40,9 +40,12 @@ CDN_SCRIPTS = [
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
 from bookcheck.markers import MARKER_LINE  # noqa: E402
-from bookcheck import versions  # noqa: E402
+from bookcheck import indexes, versions  # noqa: E402
 
-DIFFERENCES = re.compile(r"^<!--\s*torch-differences\s*-->[ \t]*$", re.M)
+# Pages built from the page model: the marker's line is replaced by what the function returns
+# (Markdown), given the page's path and every page of docs/.
+GENERATED = {"torch-differences": versions.differences_table, "error-index": indexes.error_index}
+GENERATED_LINE = re.compile(r"^<!--\s*(" + "|".join(map(re.escape, GENERATED)) + r")\s*-->[ \t]*$", re.M)
 
 
 def on_post_page(output, page, config):
@@ -155,10 +158,10 @@ def _cache_highlighting():
 def on_page_markdown(markdown, page, config, files):
     if not page.file.src_uri.endswith(".md"):
         return markdown
-    if DIFFERENCES.search(markdown):  # the generated list of what differs on another torch
+    if GENERATED_LINE.search(markdown):  # a generated list (what differs on another torch, the errors)
         pages = sorted(Path(config["docs_dir"]).rglob("*.md"))
-        table = versions.differences_table(Path(page.file.abs_src_path), pages)
-        markdown = DIFFERENCES.sub(lambda _: table, markdown)
+        here = Path(page.file.abs_src_path)
+        markdown = GENERATED_LINE.sub(lambda m: GENERATED[m.group(1)](here, pages), markdown)
     counts, reasons = text_counts(markdown, Path(page.file.abs_src_path))
     blocks = counts["run"] + counts["skipped"]
     if blocks:

@@ -70,7 +70,10 @@ def test_a_link_the_author_wrote_counts_as_the_first_mention():
     assert api_docs.link_first_mentions(html) == html
 
 
-def test_every_listed_api_has_a_page_under_the_stable_docs():
+def test_every_listed_api_has_a_page_under_the_docs_of_the_verified_version():
+    from bookcheck import versions
+
+    assert api_docs.BASE == "https://docs.pytorch.org/docs/{}/".format(".".join(versions.pinned().split(".")[:2]))
     for api, page in api_docs.API.items():
         assert re.fullmatch(r"(generated/[\w.]+\.html(#[\w.-]+)?|[\w/]+\.html(#[\w.-]+)?)", page), (api, page)
         if page.startswith("generated/") and "#" not in page:
@@ -111,3 +114,19 @@ def test_built_pages_link_the_first_mention_of_each_api(book):
     unused = [api for api in api_docs.API if api_docs.url(api) not in linked]
     assert len(unused) <= 3, unused
     assert sum(linked.values()) >= 250, sum(linked.values())
+
+
+def test_the_api_index_lists_every_api_a_page_links(book):
+    """reference/apis: one row per API that any page links to its documentation, each with a
+    page that teaches it."""
+    index = (book / "reference" / "apis" / "index.html").read_text(encoding="utf-8")
+    table = index[index.find('<div class="api-index">'):]
+    table = table[:table.find("</table>")]
+    rows = re.findall(r'<tr><td><a href="([^"]+)"><code>([^<]*)</code></a></td><td><a href="([^"]+)">', table)
+    assert len(rows) >= 40
+    indexed = {href for href, _, _ in rows}
+    for rel in site_check.site_pages(book):
+        html = (book / rel).read_text(encoding="utf-8")
+        for href in re.findall(r'<a class="api-doc" href="([^"]+)"', html):
+            assert href in indexed, f"{rel} links {href}, which the API index does not list"
+    assert [api for _, api, _ in rows] == sorted((api for _, api, _ in rows), key=str.lower)

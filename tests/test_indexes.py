@@ -1,0 +1,60 @@
+"""The generated indexes (bookcheck/indexes.py): every error and warning a block demonstrates
+has an entry, every entry has a block, and the failure table's cause and fix reach the entries
+it has a row for; the book's links to PyTorch's documentation name the verified version."""
+
+import re
+
+from bookcheck import DOCS, indexes
+from bookcheck.page import parse_page
+
+PAGES = sorted(DOCS.rglob("*.md"))
+
+
+def demonstrated():
+    """(kind, type, page, line) of every block that raises or warns on purpose."""
+    found = []
+    for path in PAGES:
+        for b in parse_page(path):
+            if b.kind == "run":
+                for kind, mark in (("error", b.mark("raises")), ("warning", b.mark("warns"))):
+                    if mark is not None:
+                        found.append((kind, str(mark.args[0]).rsplit(".", 1)[-1], b))
+    return found
+
+
+def test_every_demonstrated_error_and_warning_has_an_entry_and_every_entry_a_block():
+    entries = indexes.errors(PAGES)
+    blocks = demonstrated()
+    assert len(blocks) >= 130 and len(entries) >= 80
+    for kind, type_name, b in blocks:
+        matching = [e for e in entries if e.kind == kind and e.type == type_name and
+                    any(s.path == b.path for s in e.where)]
+        assert matching, f"{b.where}: its {kind} {type_name} has no entry"
+        if kind == "error":
+            assert any(e.message in (b.expected_output or "") for e in matching), b.where
+        else:
+            assert any(e.message == b.mark("warns").kwargs["match"] for e in matching), b.where
+    for e in entries:
+        assert e.where, e
+    text = indexes.error_index(DOCS / "reference" / "errors.md", PAGES)
+    assert text.count("\n- ") == len(entries)
+
+
+def test_the_failure_table_gives_its_cause_and_fix_to_the_messages_it_lists():
+    rows = indexes.failure_rows()
+    assert len(rows) >= 5
+    entries = indexes.errors(PAGES)
+    inplace = [e for e in entries if "modified by an inplace operation" in e.message]
+    assert inplace and all("in-place op changed a tensor" in e.cause for e in inplace)
+    for type_name, fragments, cause, fix in rows:
+        hits = [e for e in entries if e.type == type_name and all(f in e.message for f in fragments)]
+        assert hits, f"no block of the book shows the failure table's {type_name}: {fragments}"
+
+
+def test_links_to_pytorch_docs_name_the_verified_version():
+    from bookcheck import versions
+
+    minor = ".".join(versions.pinned().split(".")[:2])
+    for path in PAGES:
+        for link in re.findall(r"https://docs\.pytorch\.org/docs/([^/]+)/", path.read_text(encoding="utf-8")):
+            assert link == minor, f"{path}: a link to the docs of {link!r}; the book is verified on {minor}"
