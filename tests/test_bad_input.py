@@ -310,9 +310,6 @@ def _cases():
         ("function_api", "compatibility", "shape", lambda: fa.compatibility(fa.Cube.apply, (f64(),)), ValueError, r"inputs\[0\] must be non-empty and finite"),
         ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(NAN, 2.0),)), ValueError, r"inputs\[0\] must be non-empty and finite: NaN or inf fails every check"),
         ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(1.0, math.inf),)), ValueError, r"inputs\[0\] must be non-empty and finite"),
-        # fork_engine
-        ("fork_engine", "Value", "type", lambda: call("fork_engine", "Value")("1"), TypeError, "Value holds an int or float, got str"),
-        ("fork_engine", "Value", "shape", lambda: call("fork_engine", "Value")([1.0]), TypeError, "Value holds an int or float, got list"),
         # grad_check
         ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, "expected an nn.Module, got generator: pass the model, not its parameters"),
         ("grad_check", "report_dead_grads", "shape", lambda: call("grad_check", "report_dead_grads")(nn.ReLU()), ValueError, "the model has no parameters"),
@@ -618,7 +615,6 @@ def _exempt():
     add("gradient_health", "table", "nonfinite", "flags a NaN/inf norm with '<- not finite' (test_table_flags_a_nonfinite_norm)")
     add("hvp", "hvp_double_backward hvp_three_ways", "nonfinite", FAITHFUL)
     add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
-    add("fork_engine", "Value", "nonfinite", FAITHFUL)
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
     add("guards", "assert_no_graph", "nonfinite", "checks for a graph, not values; assert_finite checks values")
@@ -786,7 +782,7 @@ def test_tensor_engine_transpose_with_a_negative_axis_matches_torch():
     np.testing.assert_allclose(a.grad, t.grad.numpy(), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("engine", ["tensor_engine", "fork_engine", "scalar_engine"])
+@pytest.mark.parametrize("engine", ["tensor_engine", "scalar_engine"])
 def test_engines_walk_a_5000_op_graph_without_recursion(engine):
     if engine == "tensor_engine":
         from snippets.tensor_engine import Tensor as Make
