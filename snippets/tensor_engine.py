@@ -62,7 +62,7 @@ class Tensor:
                 "Tensor data must be numbers in a rectangular (nested) list or array, "
                 f"got {type(data).__name__}: {data!r:.60}"
             ) from None
-        if not isinstance(requires_grad, (bool, np.bool_)):
+        if not isinstance(requires_grad, bool):  # as torch: not 1, "no" or np.True_
             raise TypeError(f"requires_grad must be True or False, got {requires_grad!r}")
         self.requires_grad = bool(requires_grad)
         self.grad = None           # None, or an array shaped like data
@@ -141,6 +141,7 @@ def broadcast_shape(a, b):
         ) from None
 
 
+@_quiet
 def unbroadcast(grad, shape):
     """Sum ``grad`` (shaped like a broadcast result) back to ``shape`` (an input's shape).
 
@@ -231,11 +232,12 @@ Tensor.__rmatmul__ = lambda b, a: matmul(a, b)
 
 # --8<-- [start:reductions]
 def _axes(axis, ndim):
-    """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple."""
-    if axis is None:
+    """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple. None
+    and an empty tuple mean every dimension, as in torch (NumPy reduces none for ())."""
+    if axis is None or (isinstance(axis, (tuple, list)) and not axis):
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if not all(isinstance(ax, numbers.Integral) for ax in axes):
+    if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) for ax in axes):
         raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
     if any(not -ndim <= ax < ndim for ax in axes):
         raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
@@ -279,7 +281,7 @@ def reshape(a, *shape):
 
 def transpose(a, axes=None):
     axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
-    if not all(isinstance(ax, numbers.Integral) and -a.ndim <= ax < a.ndim for ax in axes):
+    if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) and -a.ndim <= ax < a.ndim for ax in axes):
         raise ValueError(f"axes {axes} must be ints in [-{a.ndim}, {a.ndim}), one per dimension")
     if sorted(ax % a.ndim for ax in axes) != list(range(a.ndim)):
         raise ValueError(f"axes {axes} must be a permutation of the {a.ndim} dimensions")
@@ -431,6 +433,7 @@ class SGD:
             raise ValueError(f"lr must be positive; got {lr}")
         self.lr = lr
 
+    @_quiet
     def step(self):
         with no_grad():
             for p in self.params:

@@ -449,6 +449,7 @@ def _cases():
         ("tensor_engine", "matmul", "type", lambda: T(np.ones((2, 2))) @ "W", TypeError, "got str"),
         ("tensor_engine", "matmul", "shape", lambda: T(np.ones((2, 3))) @ T(np.ones((2, 3))), ValueError, r"matmul needs \(N, D\) @ \(D, M\); got \(2, 3\) @ \(2, 3\)"),
         ("tensor_engine", "sum_", "type", lambda: T(np.ones((2, 3))).sum(axis=1.0), TypeError, "axis must be None, an int or a tuple of ints, got 1.0"),
+        ("tensor_engine", "sum_", "type", lambda: T(np.ones((2, 3))).sum(axis=True), TypeError, "axis must be None, an int or a tuple of ints, got True"),
         ("tensor_engine", "sum_", "shape", lambda: T(np.ones((2, 3))).sum(axis=2), ValueError, "axis 2 is out of range for a tensor with 2 dimensions"),
         ("tensor_engine", "mean", "type", lambda: T(np.ones((2, 3))).mean(axis="rows"), TypeError, "axis must be None, an int or a tuple of ints"),
         ("tensor_engine", "mean", "shape", lambda: T(np.ones((2, 3))).mean(axis=(0, -2)), ValueError, "names a dimension twice"),
