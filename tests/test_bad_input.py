@@ -538,6 +538,7 @@ def _params_made_nan():
 
 NO_TENSOR = "takes no tensor or float that could be NaN/inf"
 FAITHFUL = "NaN/inf in, NaN/inf out, as the float or torch arithmetic it mirrors (a faithful result)"
+AS_TORCH = "NaN/inf in, torch's value and gradient out (tests/test_engine_edges.py compares them with torch)"
 RAW_FUNCTION = ("the bare autograd Function shown as a template; torch reports a wrong input "
                 "('unsupported operand'); check_function and softplus are the checked entry points")
 EXERCISE = ("an exercise's starter, solution or fixture: it takes only a seed or a step count "
@@ -630,13 +631,14 @@ def _exempt():
         FAITHFUL + " (returns the NaN loss; guards.assert_finite_grads catches the gradients)")
     add("saved_bytes", "SavedTensors", "type shape nonfinite", "made by track_saved, not by a reader")
     add("saved_bytes", "track_saved saved_bytes", "nonfinite", "counts bytes of saved tensors; values are not read")
-    add("scalar_engine", "Value as_value add mul power", "nonfinite", FAITHFUL)
+    add("scalar_engine", "Value as_value add mul", "nonfinite", AS_TORCH)
+    add("scalar_engine", "power", "nonfinite", AS_TORCH + "; -inf ** 0.5 raises, as any fractional power of a negative number")
     add("scalar_engine", "topological_order", "type shape nonfinite",
         "called by backward on a Value; a non-Value has no ._inputs and Python says so (the page keeps the engine under 220 lines)")
     add("scalar_engine", "backward zero_grad to_mermaid", "shape nonfinite", "a method of Value: only flags")
     add("scalar_engine", "zero_grad", "type", NO_ARGS)
-    add("scalar_engine", "exp tanh relu", "type shape nonfinite", NO_ARGS + "; " + FAITHFUL)
-    add("scalar_engine", "log", "type nonfinite", NO_ARGS + "; " + FAITHFUL)
+    add("scalar_engine", "exp tanh relu", "type shape nonfinite", NO_ARGS + "; " + AS_TORCH)
+    add("scalar_engine", "log", "type nonfinite", NO_ARGS + "; " + AS_TORCH + "; log(-inf) raises, as for any negative number")
     add("scalar_engine", "rpower", "shape nonfinite", "always raises: a Value exponent is not supported")
     add("scalar_mlp", "MLP to_torch", "nonfinite", NO_TENSOR)
     add("scalar_mlp", "to_torch", "shape", "takes an MLP, whose shapes its constructor checked")
@@ -645,7 +647,7 @@ def _exempt():
     add("shapes", "expect_shape", "nonfinite", "reads shapes only")
     add("tensor_engine", "no_grad", "type shape nonfinite", NO_ARGS)
     add("tensor_engine", "Tensor tensor add mul power matmul sum_ mean reshape transpose logsumexp "
-        "cross_entropy unbroadcast", "nonfinite", FAITHFUL + " (NumPy arithmetic)")
+        "cross_entropy unbroadcast", "nonfinite", AS_TORCH)
     add("tensor_engine", "power", "shape", "elementwise: any shape")
     add("tensor_engine", "broadcast_shape Linear MLP", "nonfinite", NO_TENSOR)
     add("two_layer", "make_tensors shapes", "nonfinite", NO_TENSOR)
