@@ -11,7 +11,9 @@ the graph in reverse topological order and adds each pair into the input's ``.gr
 Operations are functions attached to ``Value`` a few at a time, so the engine can be read
 and run step by step: ``+ - * /`` and unary ``-`` with Values, ints and floats; ``** c`` for
 a constant int or float ``c``; ``exp``, ``log``, ``tanh``, ``relu``. ``-`` and ``/`` are
-built from the primitives.
+built from the primitives. Where Python's float arithmetic raises and torch returns +-inf
+(``0.0 ** -1``, ``exp(1000)``, the gradient of ``x ** 0.5`` at 0), the engine returns torch's
++-inf; it raises only where no real number exists (``log(-1)``, ``(-8) ** (1/3)``).
 """
 
 # --8<-- [start:value]
@@ -112,6 +114,14 @@ Value.backward, Value.zero_grad = backward, zero_grad
 
 
 # --8<-- [start:more_ops]
+def _pow(x, k):
+    """x ** k as torch computes it: +-inf where Python raises (0.0 ** -1, 1e200 ** 2)."""
+    try:
+        return x ** k
+    except (ZeroDivisionError, OverflowError):  # the sign of x survives an odd integer k
+        return math.copysign(math.inf, x) if float(k).is_integer() and int(k) % 2 else math.inf
+
+
 def _exponent_error(k):
     return TypeError(
         f"Value ** supports only a constant int or float exponent, got {type(k).__name__}; "
@@ -124,23 +134,27 @@ def power(self, k):
         raise _exponent_error(k)
     if self.data < 0 and not float(k).is_integer():
         raise ValueError(f"({self.data:g}) ** {k:g} is not a real number: the base must be >= 0")
-    out = Value(self.data ** k, (self,), f"** {k:g}")
-    # d(s**k)/ds = k * s**(k-1)  (0 for k = 0)
-    out._backward = lambda: ((self, (k * self.data ** (k - 1) if k else 0.0) * out.grad),)
+    out = Value(_pow(self.data, k), (self,), f"** {k:g}")
+    # d(s**k)/ds = k * s**(k-1); for k = 0 exactly 0, as torch (not 0 * 0**-1)
+    out._backward = lambda: ((self, out.grad * (k * _pow(self.data, k - 1)) if k else 0.0),)
     return out
 
 
 def exp(self):
-    out = Value(math.exp(self.data), (self,), "exp")
+    try:
+        e = math.exp(self.data)
+    except OverflowError:  # e ** 710 is beyond the largest float: inf, as torch
+        e = math.inf
+    out = Value(e, (self,), "exp")
     out._backward = lambda: ((self, out.data * out.grad),)  # d(e**s)/ds = e**s
     return out
 
 
 def log(self):
-    if self.data <= 0:
-        raise ValueError(f"log needs a positive value, got {self.data:g}")
-    out = Value(math.log(self.data), (self,), "log")
-    out._backward = lambda: ((self, out.grad / self.data),)  # d(log s)/ds = 1/s
+    if self.data < 0:
+        raise ValueError(f"log needs a value >= 0 (log 0 = -inf), got {self.data:g}")
+    out = Value(math.log(self.data) if self.data else -math.inf, (self,), "log")
+    out._backward = lambda: ((self, out.grad * _pow(self.data, -1)),)  # d(log s)/ds = 1/s
     return out
 
 
@@ -152,7 +166,7 @@ def tanh(self):
 
 def relu(self):
     out = Value(max(self.data, 0.0), (self,), "relu")
-    out._backward = lambda: ((self, (self.data > 0) * out.grad),)  # 1 if s > 0 else 0 (0 at 0, as torch)
+    out._backward = lambda: ((self, 0.0 if out.data <= 0 else out.grad),)  # 0 at 0 and below, as torch
     return out
 
 

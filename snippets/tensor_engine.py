@@ -18,6 +18,10 @@ Supported: ``+ - * /`` and unary ``-`` with broadcasting (a number is a constant
 axis (max-shifted, so finite for logits of 1000); ``cross_entropy(logits (N, C), targets (N,))``
 -> mean loss (). ``no_grad()`` stops recording. ``Linear``, ``MLP`` and ``SGD`` train a
 small network. Float64 throughout; no GPU, no dtype other than float64.
+
+At 0, -0.0, +-inf and NaN every op returns torch's value and gradient (``x ** 0`` has
+gradient 0 at 0; ``logsumexp`` of a row of -inf is -inf; relu passes the gradient of a NaN),
+and, like torch, prints no NumPy warning for them.
 """
 
 # --8<-- [start:core]
@@ -28,6 +32,7 @@ import numpy as np
 from snippets.scalar_engine import topological_order  # the same walk: anything with ._inputs
 
 _grad_enabled = True  # process-wide recording switch, like torch.is_grad_enabled()
+_quiet = np.errstate(all="ignore")  # 1/0 = inf and 0 * inf = NaN, as in torch, without a NumPy warning
 
 
 class no_grad:
@@ -57,6 +62,8 @@ class Tensor:
                 "Tensor data must be numbers in a rectangular (nested) list or array, "
                 f"got {type(data).__name__}: {data!r:.60}"
             ) from None
+        if not isinstance(requires_grad, bool):  # as torch: not 1, "no" or np.True_
+            raise TypeError(f"requires_grad must be True or False, got {requires_grad!r}")
         self.requires_grad = bool(requires_grad)
         self.grad = None           # None, or an array shaped like data
         self._inputs = ()          # the tensors this one was computed from
@@ -89,6 +96,7 @@ class Tensor:
             self.grad = np.zeros(self.shape)
         self.grad += grad
 
+    @_quiet
     def backward(self, grad=None):
         """Fill ``.grad`` of every tensor this one depends on with d(self)/d(tensor)
         (times ``grad``, the seed, shaped like ``self``; 1.0 by default for one element)."""
@@ -133,6 +141,7 @@ def broadcast_shape(a, b):
         ) from None
 
 
+@_quiet
 def unbroadcast(grad, shape):
     """Sum ``grad`` (shaped like a broadcast result) back to ``shape`` (an input's shape).
 
@@ -151,6 +160,7 @@ def unbroadcast(grad, shape):
 
 
 # --8<-- [start:arithmetic]
+@_quiet
 def add(a, b):
     a, b = tensor(a), tensor(b)
     broadcast_shape(a.shape, b.shape)
@@ -163,6 +173,7 @@ def add(a, b):
     return out
 
 
+@_quiet
 def mul(a, b):
     a, b = tensor(a), tensor(b)
     broadcast_shape(a.shape, b.shape)
@@ -175,13 +186,14 @@ def mul(a, b):
     return out
 
 
+@_quiet
 def power(a, c):
     if isinstance(c, (Tensor, bool)) or not isinstance(c, (int, float)):
         raise TypeError("only a constant exponent is supported: t ** 2 or t ** -1.0")
     out = a._result(a.data ** c, (a,))
 
-    def backward():  # d(a ** c)/da = c * a ** (c - 1)
-        a._send(out.grad * c * a.data ** (c - 1))
+    def backward():  # d(a ** c)/da = c * a ** (c - 1); for c = 0 exactly 0 (not 0 * 0 ** -1 = NaN)
+        a._send(np.zeros(a.shape) if c == 0 else out.grad * (c * a.data ** (c - 1)))
     out._backward = backward
     return out
 
@@ -198,6 +210,7 @@ Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0
 
 
 # --8<-- [start:matmul]
+@_quiet
 def matmul(a, b):
     """(N, D) @ (D, M) -> (N, M); 2-D only (no batching, no broadcasting)."""
     a, b = tensor(a), tensor(b)
@@ -219,11 +232,12 @@ Tensor.__rmatmul__ = lambda b, a: matmul(a, b)
 
 # --8<-- [start:reductions]
 def _axes(axis, ndim):
-    """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple."""
-    if axis is None:
+    """``axis`` (None, an int or a tuple of ints, negatives allowed) as a sorted tuple. None
+    and an empty tuple mean every dimension, as in torch (NumPy reduces none for ())."""
+    if axis is None or (isinstance(axis, (tuple, list)) and not axis):
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if not all(isinstance(ax, numbers.Integral) for ax in axes):
+    if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) for ax in axes):
         raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
     if any(not -ndim <= ax < ndim for ax in axes):
         raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
@@ -233,6 +247,7 @@ def _axes(axis, ndim):
     return axes
 
 
+@_quiet
 def sum_(a, axis=None, keepdims=False):
     axes = _axes(axis, a.ndim)
     out = a._result(a.data.sum(axis=axes, keepdims=keepdims), (a,))
@@ -246,7 +261,7 @@ def sum_(a, axis=None, keepdims=False):
 
 def mean(a, axis=None, keepdims=False):
     count = int(np.prod([a.shape[ax] for ax in _axes(axis, a.ndim)]))
-    return sum_(a, axis, keepdims) * (1.0 / count)  # mean = sum / count
+    return sum_(a, axis, keepdims) * (1.0 / count if count else np.nan)  # mean = sum / count; NaN if empty
 
 
 Tensor.sum, Tensor.mean = sum_, mean
@@ -266,7 +281,7 @@ def reshape(a, *shape):
 
 def transpose(a, axes=None):
     axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
-    if not all(isinstance(ax, numbers.Integral) and -a.ndim <= ax < a.ndim for ax in axes):
+    if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) and -a.ndim <= ax < a.ndim for ax in axes):
         raise ValueError(f"axes {axes} must be ints in [-{a.ndim}, {a.ndim}), one per dimension")
     if sorted(ax % a.ndim for ax in axes) != list(range(a.ndim)):
         raise ValueError(f"axes {axes} must be a permutation of the {a.ndim} dimensions")
@@ -285,28 +300,39 @@ Tensor.T = property(lambda a: transpose(a))
 
 
 # --8<-- [start:unary]
-def _unary(a, value, local):
-    """An elementwise op: ``value`` is the output array, ``local(out_data)`` its derivative."""
-    out = a._result(value, (a,))
-    out._backward = lambda: a._send(out.grad * local(out.data))
+@_quiet
+def _unary(a, f, local):
+    """An elementwise op: ``f(x)`` is the output, ``local(x, y)`` its derivative at x (y = f(x))."""
+    out = a._result(f(a.data), (a,))
+    out._backward = lambda: a._send(out.grad * local(a.data, out.data))
     return out
 
 
-Tensor.exp = lambda a: _unary(a, np.exp(a.data), lambda y: y)                    # (e^x)' = e^x
-Tensor.log = lambda a: _unary(a, np.log(a.data), lambda y: 1.0 / a.data)          # (log x)' = 1/x
-Tensor.relu = lambda a: _unary(a, np.maximum(a.data, 0.0), lambda y: (a.data > 0) * 1.0)  # 0 at 0
-Tensor.tanh = lambda a: _unary(a, np.tanh(a.data), lambda y: 1.0 - y ** 2)        # 1 - tanh^2
+def _relu(a):  # the gradient passes where y > 0 or y is NaN, as torch's (y <= 0 ? 0 : grad); 0 at 0
+    out = a._result(np.maximum(a.data, 0.0), (a,))  # NaN stays NaN
+    out._backward = lambda: a._send(np.where(out.data <= 0, 0.0, out.grad))
+    return out
+
+
+Tensor.exp = lambda a: _unary(a, np.exp, lambda x, y: y)             # (e^x)' = e^x
+Tensor.log = lambda a: _unary(a, np.log, lambda x, y: 1.0 / x)       # (log x)' = 1/x
+Tensor.tanh = lambda a: _unary(a, np.tanh, lambda x, y: 1.0 - y ** 2)  # 1 - tanh^2
+Tensor.relu = _relu
 # --8<-- [end:unary]
 
 
 # --8<-- [start:losses]
+@_quiet
 def logsumexp(a, axis, keepdims=False):
     """log(sum(exp(a), axis)), computed as m + log(sum(exp(a - m))) with m the max over
-    ``axis``: no exp overflows. Backward: g * softmax(a) = g * exp(a - out)."""
+    ``axis``: no exp overflows. An infinite max is replaced by 0, as torch does, so a row of
+    -inf gives -inf (not -inf - -inf = NaN) and a row holding +inf gives inf; an empty axis
+    gives -inf. Backward: g * softmax(a) = g * exp(a - out)."""
     if not isinstance(axis, int):
         raise TypeError("logsumexp reduces over one axis: pass an int")
     (ax,) = _axes(axis, a.ndim)
-    m = a.data.max(axis=ax, keepdims=True)
+    m = a.data.max(axis=ax, keepdims=True, initial=-np.inf)
+    m = np.where(np.isinf(m), 0.0, m)
     out_k = m + np.log(np.exp(a.data - m).sum(axis=ax, keepdims=True))  # keepdims shape
     out = a._result(out_k if keepdims else out_k.squeeze(ax), (a,))
 
@@ -317,6 +343,7 @@ def logsumexp(a, axis, keepdims=False):
     return out
 
 
+@_quiet
 def cross_entropy(logits, targets):
     """Mean softmax cross-entropy: logits (N, C), integer targets (N,) in [0, C) -> ().
 
@@ -333,10 +360,10 @@ def cross_entropy(logits, targets):
     if n and (targets.min() < 0 or targets.max() >= c):
         raise ValueError(f"targets must lie in [0, {c}); got {targets.min()}..{targets.max()}")
     x = logits.data
-    m = x.max(axis=1, keepdims=True)
+    m = x.max(axis=1, keepdims=True, initial=-np.inf)
     lse = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))        # (N, 1)
     rows = np.arange(n)
-    out = logits._result((lse[:, 0] - x[rows, targets]).mean(), (logits,))
+    out = logits._result((lse[:, 0] - x[rows, targets]).sum() / n, (logits,))  # NaN if N = 0, as torch
 
     def backward():
         p = np.exp(x - lse)                                              # softmax (N, C)
@@ -406,6 +433,7 @@ class SGD:
             raise ValueError(f"lr must be positive; got {lr}")
         self.lr = lr
 
+    @_quiet
     def step(self):
         with no_grad():
             for p in self.params:
