@@ -135,3 +135,47 @@ def error_index(page_path: Path, pages) -> str:
             out.append(f"    - Cause: {e.cause}. Fix: {e.fix}.")
         out.append("")
     return "\n".join(out)
+
+
+# The same index for the terminal: snippets/error_index.json, read by `python -m snippets.explain`
+# (the reader's package cannot import bookcheck). A test proves the file current.
+PACKAGED = DOCS.parent / "snippets" / "error_index.json"
+
+
+def _plain(markdown: str) -> str:
+    """A table cell as terminal text: links keep their text."""
+    return re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", markdown).strip()
+
+
+def site_address(path: Path, anchor: str) -> str:
+    """The page's address relative to the site's root (directory URLs), with its anchor."""
+    rel = Path(path).relative_to(DOCS).with_suffix("")
+    url = "" if rel.name == "index" and rel.parent == Path(".") else (
+        f"{rel.parent.as_posix()}/" if rel.name == "index" else f"{rel.as_posix()}/")
+    return url + (f"#{anchor}" if anchor else "")
+
+
+def packaged(pages) -> str:
+    """The JSON text of snippets/error_index.json."""
+    import json
+
+    data = [dict(kind=e.kind, type=e.type, message=e.message, cause=_plain(e.cause), fix=_plain(e.fix),
+                 shown=[dict(page=s.title, section=s.section, address=site_address(s.path, s.anchor))
+                        for s in e.where])
+            for e in errors(pages)]
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bookcheck.indexes",
+                                     description="Write snippets/error_index.json from the pages.")
+    parser.parse_args(argv)
+    PACKAGED.write_text(packaged(sorted(DOCS.rglob("*.md"))), encoding="utf-8")
+    print(f"wrote {PACKAGED.relative_to(DOCS.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
