@@ -38,6 +38,8 @@ def seed_worker(worker_id):
 
 def loader_generator(seed):
     """A generator to pass as DataLoader(generator=...): fixes shuffling and worker seeds."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
     g = torch.Generator()
     g.manual_seed(seed)
     return g
