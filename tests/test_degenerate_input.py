@@ -322,6 +322,13 @@ def _rows():
          Torch(lambda: torch_layer(nn.functional.cross_entropy, f64(0.0, -INF, 1.0)[None], torch.tensor([0])))),
         ("workshop.maxpool", "forward", lambda: workshop_layer("maxpool", torch.ones(1, 1, 4, dtype=torch.float64)),
          Torch(lambda: torch_layer(call("workshop.maxpool", "torch_forward"), torch.ones(1, 1, 4, dtype=torch.float64)))),  # ties
+        # custom_function: x = 0 and -0.0, the lowest exponent
+        ("custom_function", "Square", lambda: torch_layer(attr("custom_function", "Square").apply, f64(0.0, -0.0, 3.0)),
+         Torch(lambda: torch_layer(lambda t: t ** 2, f64(0.0, -0.0, 3.0)))),
+        ("custom_function", "ScaledPow", lambda: torch_layer(lambda t: attr("custom_function", "ScaledPow").apply(t, f64(2.0), 1), f64(0.0, -0.0)),
+         Torch(lambda: torch_layer(lambda t: 2 * t ** 1, f64(0.0, -0.0)))),
+        ("custom_function", "ScaledPow", lambda: torch_layer(lambda t: attr("custom_function", "ScaledPow").apply(t, f64(0.0), 3), f64(0.0, 2.0)),
+         Torch(lambda: torch_layer(lambda t: 0 * t ** 3, f64(0.0, 2.0)))),
         # custom_losses: a fully masked row, a row holding inf, a -inf non-target logit
         *[("custom_losses", "StableLogSumExp", lambda row=row: torch_layer(attr("custom_losses", "StableLogSumExp").apply, f64(*row)[None]),
            Torch(lambda row=row: torch_layer(lambda t: torch.logsumexp(t, -1), f64(*row)[None])))
@@ -386,7 +393,7 @@ def _exempt():
 
     add("autograd_graph", "walk node_label to_mermaid", "reads a graph's structure, not values")
     add("bench_engine", "bench main", "a timing harness of the engine; its sizes are checked as ints (test_bad_input)")
-    add("custom_function", "Square ScaledPow check_function", "rows in tests/test_custom_function.py (exponent 0 and 1, x = 0, gradcheck in float64)")
+    add("custom_function", "check_function", "runs gradcheck and gradgradcheck; the Functions it checks have rows")
     add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
     add("distributed_accumulation", "free_port make_data make_model loss_fn full_batch_gradient run worker",
         "a multi-process demonstration with its own data; its sizes are checked as positive ints (test_bad_input)")
@@ -409,7 +416,8 @@ def _exempt():
     add("exercises.hand_trace", "check with_torch main", "compares at the trace's fixed points")
     add("forward_trace", "parse_traces check_trace", "reads a page's table; non-finite cells have rows in test_bad_input")
     add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap measure main",
-        "tests/test_func_transforms.py compares both with torch at N = 1 (the degenerate batch)")
+        "tests/test_func_transforms.py compares the two with each other and with the batch gradient; "
+        "an empty batch is refused (test_bad_input)")
     add("function_api", "Cube SquareAndCube SortWithIndices compatibility",
         "tests/test_function_api.py runs gradcheck on them; SortWithIndices' ties are sorted as x.sort does")
     add("grad_check", "report_dead_grads", "reports a None, zero or non-finite .grad: degenerate gradients are its input (tests/test_grad_check.py)")
@@ -420,7 +428,7 @@ def _exempt():
     add("saved_bytes", "SavedTensors saved_bytes track_saved", "counts bytes of saved tensors; values are not read")
     add("scalar_mlp", "MLP to_torch", "sizes are checked as positive ints (test_bad_input)")
     add("shapes", "ShapeError", EXCEPTION)
-    add("shapes", "expect_shape", "reads shapes only; a size 0 is matched as any size (tests/test_shapes.py)")
+    add("shapes", "expect_shape", "reads shapes only: a size 0 is compared like any other size")
     add("two_layer", "make_tensors shapes forward backward", "the hand-derived two-layer network: tests/test_two_layer.py compares with autograd")
     add("views", "describe shares_storage element_offsets", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
