@@ -21,7 +21,7 @@ def eager_vs_compiled(batch_sizes=(8, 5, 7), seed=0):
       (``torch._dynamo``'s internal counter: a new entry means a recompilation).
     """
     sizes = list(batch_sizes)
-    if not sizes or not all(isinstance(n, int) and n > 0 for n in sizes):
+    if not sizes or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in sizes):
         raise ValueError(f"batch_sizes must be positive integers, got {batch_sizes!r}")
     import torch._dynamo
     from torch._dynamo.utils import counters

@@ -62,6 +62,9 @@ def check_input(x, shape=None):
             "(or x.double() for a gradient check)"
         )
     if shape is not None:
+        if not isinstance(shape, (tuple, list)) or not all(
+                s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0) for s in shape):
+            raise TypeError(f"shape must be a tuple of sizes and None, e.g. (None, 4) for (N, 4); got {shape!r}")
         shape = tuple(shape)
         if len(shape) != x.dim() or any(s is not None and s != n for s, n in zip(shape, x.shape)):
             raise ValueError(
@@ -99,8 +102,9 @@ def max_grad_error(fn, x, eps=1e-6):
     Returns a Python float.
     """
     if not isinstance(x, torch.Tensor) or x.dtype != torch.float64:
+        fix = "x.double()" if isinstance(x, torch.Tensor) else "torch.tensor(values, dtype=torch.float64)"
         got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
-        raise TypeError(f"x must be a float64 tensor, got {got}: pass x.double()")
+        raise TypeError(f"x must be a float64 tensor, got {got}: pass {fix}")
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps}: use about 1e-6 in float64")
     if not torch.isfinite(x).all():
@@ -174,6 +178,11 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
         raise ValueError(f"max_increase must be >= 0, got {max_increase}: e.g. 0.1 for 10 %")
     if not torch.isfinite(torch.tensor(candidate_loss)):
         return False, f"held-out loss is {candidate_loss}"
+    if candidate_loss < 0:
+        raise ValueError(
+            f"candidate_loss is {candidate_loss}: the gate compares non-negative losses (a mean "
+            "cross-entropy or squared error); pass the held-out loss itself"
+        )
     limit = baseline_loss * (1 + max_increase)
     if candidate_loss > limit:
         return False, f"held-out loss {candidate_loss:.3g} > limit {limit:.3g}"

@@ -22,7 +22,7 @@ import torch.utils.deterministic
 
 def seed_everything(seed):
     """Seed random, NumPy and torch (CPU and, if present, CUDA) with one integer."""
-    if not isinstance(seed, int) or not 0 <= seed < 2**32:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an int in [0, 2**32), as NumPy requires; got {seed!r}")
     random.seed(seed)
     np.random.seed(seed)
@@ -38,6 +38,8 @@ def seed_worker(worker_id):
 
 def loader_generator(seed):
     """A generator to pass as DataLoader(generator=...): fixes shuffling and worker seeds."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {seed!r}")
     g = torch.Generator()
     g.manual_seed(seed)
     return g

@@ -7,6 +7,8 @@ is only meaningful in float64, with h around 1e-6.
 """
 
 # --8<-- [start:central_difference]
+import math
+
 import torch
 
 
@@ -19,23 +21,28 @@ def central_difference(f, x, h=1e-6):
     """
     if not callable(f):
         raise TypeError(f"f must be a function of x, such as lambda w: loss(w), got {type(f).__name__}")
-    if not isinstance(x, torch.Tensor) or x.dtype != torch.float64:
-        got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a float64 tensor, got {type(x).__name__}: pass "
+                        "torch.tensor(values, dtype=torch.float64)")
+    if x.dtype != torch.float64:
         raise TypeError(
-            f"x must be a float64 tensor, got {got}: in float32 the rounding error of a "
+            f"x must be a float64 tensor, got {x.dtype}: in float32 the rounding error of a "
             "difference quotient is about 1e-7 * |f| / h and swamps the estimate. "
             "Pass x.double() and make f compute in float64"
         )
     if not torch.isfinite(x).all():
         i = int((~torch.isfinite(x)).reshape(-1).nonzero()[0])
         raise ValueError(f"x holds {x.reshape(-1)[i].item()} at flat index {i}: differentiate at a finite point")
-    if not h > 0:
-        raise ValueError(f"h must be positive, got {h}; 1e-6 suits float64")
+    if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0 < h < math.inf:
+        raise ValueError(f"h must be a positive finite float, got {h!r}; 1e-6 suits float64")
     grad = torch.empty(x.numel(), dtype=torch.float64)
     with torch.no_grad():
         flat = x.detach().clone().reshape(-1)  # (numel,), a copy: x is left alone
         for i in range(flat.numel()):
             old = flat[i].item()
+            if old + h == old or old - h == old:  # the step is lost in rounding: f(x + h) = f(x)
+                raise ValueError(f"h = {h} is too small for x's flat index {i} = {old}: x + h rounds "
+                                 "to x in float64; use h near 1e-6 * max(1, |x|)")
             flat[i] = old + h
             f_plus = _scalar(f(flat.view(x.shape)))
             flat[i] = old - h
@@ -64,6 +71,9 @@ def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3, allow_nonfinite=False):
     naming the worst element when they disagree. A NaN or inf in either gradient fails,
     unless allow_nonfinite=True: then the same NaN or inf on both sides counts as agreement.
     """
+    for name, tol in (("atol", atol), ("rtol", rtol)):
+        if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
+            raise ValueError(f"{name} must be a finite number >= 0, got {tol!r}")
     numeric = central_difference(f, x, h)
     w = x.detach().clone().requires_grad_(True)
     out = f(w)

@@ -64,8 +64,9 @@ class ScaleInPlace(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, k):
-        if isinstance(k, torch.Tensor) or not isinstance(k, (int, float)):
-            raise TypeError(f"k must be a Python number, got {type(k).__name__}; pass k.item() for a 0-d tensor")
+        if isinstance(k, (torch.Tensor, bool)) or not isinstance(k, (int, float)):
+            hint = "; pass k.item() for a 0-d tensor" if isinstance(k, torch.Tensor) else ""
+            raise TypeError(f"k must be a Python number, got {type(k).__name__}{hint}")
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a tensor, got {type(x).__name__}")
         ctx.k = k            # non-tensor state: a plain attribute of ctx

@@ -1,13 +1,15 @@
 """A gradient-flow inspector: per-layer gradient norms recorded by hooks, as a table and a chart.
 
-For every ``nn.Linear`` of a model it records, during one backward pass:
+For every layer of a model that has a ``weight`` parameter of its own (``nn.Linear``, the
+convolutions, the normalisation layers, ``nn.Embedding``) it records, during one backward pass:
 
 * ``out``: the norm of the gradient with respect to the layer's output (a tensor hook that a
   forward hook puts on the output), the signal that flows back through the layer;
 * ``weight``: the norm of the gradient of the layer's weight in this pass (a tensor hook on
   the weight; it observes and returns nothing, so the gradient is unchanged).
 
-The hooks are removed when the ``with`` block ends.
+The hooks are removed when the ``with`` block ends. A module with parameters but no ``weight``
+(an ``nn.LSTM``, say) is refused rather than skipped, so every parameter is in the report.
 """
 
 import math
@@ -20,18 +22,26 @@ from torch import nn
 class GradientFlow:
     """``with GradientFlow(model) as flow: loss.backward()`` then read ``flow.norms``.
 
-    ``flow.norms`` maps each Linear's name (as ``named_modules`` gives it) to
-    ``{"out": float, "weight": float}``, in forward order.
+    ``flow.norms`` maps the name of each layer with a weight (as ``named_modules`` gives it)
+    to ``{"out": float, "weight": float}``, in the model's order; a layer that the loss does
+    not use records nothing (``{}``).
     """
 
     def __init__(self, model):
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-        self.layers = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+        own = {n: dict(m.named_parameters(recurse=False)) for n, m in model.named_modules()}
+        no_weight = [repr(n) for n, params in own.items() if params and "weight" not in params]
+        if no_weight:
+            raise ValueError(f"module(s) {', '.join(no_weight)} have parameters but none named weight: "
+                             "GradientFlow inspects layers with a weight (Linear, Conv, norm layers, Embedding)")
+        self.layers = [(n, m) for n, m in model.named_modules() if "weight" in own[n]]
         if not self.layers:
-            raise ValueError("model has no nn.Linear layer to inspect")
-        if not all(m.weight.requires_grad for _, m in self.layers):
-            raise ValueError("a Linear weight does not require grad: unfreeze it to inspect its gradient")
+            raise ValueError("model has no parameters: there is no layer to inspect")
+        for n, m in self.layers:
+            if not m.weight.requires_grad:
+                raise ValueError(f"the weight of layer {n!r} ({type(m).__name__}) does not require grad: "
+                                 "unfreeze it to inspect its gradient")
         self.norms, self._handles = {}, []
 
     def _record(self, name, key):
@@ -42,7 +52,7 @@ class GradientFlow:
 
     def _on_forward(self, name):
         def hook(module, inputs, output):
-            if output.requires_grad:
+            if isinstance(output, torch.Tensor) and output.requires_grad:
                 output.register_hook(self._record(name, "out"))
         return hook
 
@@ -66,17 +76,25 @@ def table(norms):
     """One line per layer: name, output-gradient norm, weight-gradient norm (3 significant digits).
 
     A NaN or inf norm is flagged at the end of its line: backward produced non-finite gradients.
+    A layer that the loss does not use shows ``-`` and is flagged too.
     """
     if not isinstance(norms, dict):
         raise TypeError(f"norms must be the dict GradientFlow records (flow.norms), got {type(norms).__name__}")
     if not norms:
         raise ValueError("no norms recorded: run forward and backward inside `with GradientFlow(model)`")
+    for name, n in norms.items():
+        if not isinstance(n, dict):
+            raise TypeError(f"norms[{name!r}] is a {type(n).__name__}, not a dict: pass the dict "
+                            "GradientFlow records (flow.norms)")
+    if not any(norms.values()):
+        raise ValueError("no gradient recorded: run forward and backward inside `with GradientFlow(model)`")
     lines = [f"{'layer':>6}  {'grad out':>9}  {'grad weight':>11}"]
     for name, n in norms.items():
-        if not isinstance(n, dict) or "out" not in n or "weight" not in n:
-            raise ValueError(f"layer {name!r} recorded no gradient: was backward run inside the with block?")
-        flag = "" if math.isfinite(n["out"]) and math.isfinite(n["weight"]) else "  <- not finite"
-        lines.append(f"{name:>6}  {n['out']:9.3g}  {n['weight']:11.3g}{flag}")
+        out, weight = n.get("out", math.nan), n.get("weight", math.nan)
+        flag = ("  <- no gradient: the loss does not use this layer" if not ("out" in n and "weight" in n)
+                else "" if math.isfinite(out) and math.isfinite(weight) else "  <- not finite")
+        lines.append(f"{name:>6}  {'-' if 'out' not in n else format(out, '.3g'):>9}  "
+                     f"{'-' if 'weight' not in n else format(weight, '.3g'):>11}{flag}")
     return "\n".join(lines)
 
 
@@ -98,7 +116,9 @@ def xychart(norms, title, key="out"):
     values = []
     for name, n in norms.items():
         if key not in n:
-            raise ValueError(f"layer {name!r} recorded no {key!r} gradient: run backward inside the with block")
+            why = ("the loss does not use this layer; table() shows it" if any(key in m for m in norms.values())
+                   else "run forward and backward inside `with GradientFlow(model)`")
+            raise ValueError(f"layer {name!r} recorded no {key!r} gradient: {why}")
         if not (n[key] > 0 and math.isfinite(n[key])):
             raise ValueError(f"layer {name!r}: norm {n[key]} has no finite log10; use table() for it")
         values.append(round(math.log10(n[key]), 2))
@@ -120,7 +140,7 @@ def xychart(norms, title, key="out"):
         "---",
         "xychart-beta",
         f"    accTitle: {title}",
-        f"    accDescr: log10 of the gradient norm at each Linear layer's {'output' if key == 'out' else 'weight'}, input layer first",
+        f"    accDescr: log10 of the gradient norm at each layer's {'output' if key == 'out' else 'weight'}, input layer first",
         f'    title "{title}"',
         f"    x-axis \"layer\" [{labels}]",
         f'    y-axis "log10 gradient norm" {low} --> {high}',
@@ -140,7 +160,7 @@ def deep_mlp(depth=8, width=32, activation=nn.Sigmoid, init_gain=None, seed=0):
         raise ValueError(f"depth and width must be ints >= 1, got {depth!r} and {width!r}")
     if not (isinstance(activation, type) and issubclass(activation, nn.Module)):
         raise TypeError(f"activation must be a module class such as nn.ReLU (not nn.ReLU()), got {activation!r}")
-    if init_gain is not None and not (isinstance(init_gain, (int, float)) and 0 < init_gain < math.inf):
+    if init_gain is not None and (isinstance(init_gain, bool) or not (isinstance(init_gain, (int, float)) and 0 < init_gain < math.inf)):
         raise ValueError(f"init_gain must be None or a positive finite number, got {init_gain!r}")
     torch.manual_seed(seed)
     layers = []
@@ -158,6 +178,9 @@ def inspect(model, x):
     if not isinstance(model, nn.Module) or not isinstance(x, torch.Tensor):
         raise TypeError(f"inspect(model, x) takes an nn.Module and an input tensor (N, width), "
                         f"got {type(model).__name__} and {type(x).__name__}")
+    if x.dim() == 0 or x.shape[0] == 0:
+        raise ValueError(f"x has shape {tuple(x.shape)}: pass a batch (N, width) with N >= 1; the mean "
+                         "loss of an empty batch is NaN and every norm would read 0")
     model.zero_grad(set_to_none=True)
     with GradientFlow(model) as flow:
         model(x).pow(2).mean().backward()

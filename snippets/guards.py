@@ -137,6 +137,14 @@ def assert_params_changed(module, before):
     named = dict(_trainable(module))
     if set(named) != set(before):
         raise ValueError("before was taken from another module: call snapshot(module) on this one")
+    for n, p in named.items():
+        if not isinstance(before[n], torch.Tensor) or before[n].shape != p.shape:
+            got = tuple(before[n].shape) if isinstance(before[n], torch.Tensor) else type(before[n]).__name__
+            raise ValueError(f"before[{n!r}] has shape {got}, the parameter {tuple(p.shape)}: before was "
+                             "taken from another module: call snapshot(module) on this one")
+        if before[n].dtype != p.dtype:
+            raise ValueError(f"before[{n!r}] is {before[n].dtype}, the parameter {p.dtype}: take the "
+                             "snapshot after converting the module (.double(), .to(...))")
     nonfinite = [n for n, p in named.items() if not torch.isfinite(p).all()]
     if nonfinite:
         raise GuardError(f"the step left NaN or inf in {', '.join(nonfinite)}: check the loss and the learning rate")

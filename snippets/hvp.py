@@ -40,7 +40,8 @@ def hvp_double_backward(f, x, v):
 
     First backward with ``create_graph=True``, so the gradient ``g`` has a graph of its
     own; then the gradient of ``g`` with ``grad_outputs=v``, which is ``v^T H = (H v)^T``
-    (``H`` is symmetric).
+    (``H`` is symmetric). A function whose gradient is constant in ``x`` (a zero Hessian:
+    ``(2 * x).sum()``, a constant) gives zeros, as ``torch.autograd.functional.hvp`` does.
     """
     _check_point(f, x, v)
     x = x.detach().requires_grad_(True)   # a fresh leaf: the caller's tensor is not touched
@@ -49,8 +50,12 @@ def hvp_double_backward(f, x, v):
         if not isinstance(out, torch.Tensor) or out.numel() != 1:
             got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
             raise ValueError(f"f must return a scalar tensor, got {got}: reduce it, e.g. .sum()")
-        (g,) = torch.autograd.grad(out, x, create_graph=True)    # g: x's shape, has a grad_fn
-        (hv,) = torch.autograd.grad(g, x, grad_outputs=v)        # v^T H
+        if not out.requires_grad:                                # f is constant in x: H = 0
+            return torch.zeros_like(x)
+        (g,) = torch.autograd.grad(out, x, create_graph=True, materialize_grads=True)  # x's shape
+        if not g.requires_grad:                                  # g is constant in x: H = 0
+            return torch.zeros_like(x)
+        (hv,) = torch.autograd.grad(g, x, grad_outputs=v, materialize_grads=True)      # v^T H
     return hv
 # --8<-- [end:double_backward]
 

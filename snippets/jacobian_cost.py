@@ -23,6 +23,8 @@ def _check(f, x):
     if not isinstance(x, torch.Tensor) or x.dim() != 1 or not x.is_floating_point():
         got = f"{x.dtype} tensor of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: flatten it first")
+    if x.numel() == 0:
+        raise ValueError("x is empty, shape (0,): a Jacobian needs n >= 1 inputs")
     return x.detach()
 
 
@@ -30,7 +32,14 @@ def _flat(y):
     if not isinstance(y, torch.Tensor) or y.dim() > 1:
         shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
         raise ValueError(f"f must return a tensor of shape (m,) or (), got {shape}: flatten its output")
+    if y.numel() == 0:
+        raise ValueError("f returned an empty tensor, shape (0,): a Jacobian needs m >= 1 outputs")
     return y.reshape(-1)
+
+
+_LEFT_AUTOGRAD = ("f's output does not depend on x through differentiable operations: f leaves "
+                  "autograd (.detach(), .item(), .tolist(), .numpy(), an integer dtype) or does "
+                  "not use x; compute it from x with floating-point torch operations")
 
 
 def jacobian_by_vjps(f, x):
@@ -39,7 +48,7 @@ def jacobian_by_vjps(f, x):
     with torch.enable_grad():
         y = _flat(f(x))                           # one forward pass, (m,)
     if not y.requires_grad:
-        raise ValueError("f's output does not depend on x through differentiable operations")
+        raise ValueError(_LEFT_AUTOGRAD)
     eye = torch.eye(y.numel(), dtype=y.dtype)
     rows = [torch.autograd.grad(y, x, eye[i], retain_graph=True)[0] for i in range(y.numel())]
     return torch.stack(rows), len(rows)           # (m, n), m backward passes
@@ -54,5 +63,7 @@ def jacobian_by_jvps(f, x):
         for j in range(x.numel()):
             y = _flat(f(fwAD.make_dual(x, eye[j])))  # one forward pass carrying tangent e_j
             tangent = fwAD.unpack_dual(y).tangent     # (m,) = J e_j
-            cols.append(torch.zeros_like(y) if tangent is None else tangent)
+            if tangent is None:                       # y carries no tangent at all
+                raise ValueError(_LEFT_AUTOGRAD)
+            cols.append(tangent)
     return torch.stack(cols, dim=1), len(cols)        # (m, n), n forward passes

@@ -3,7 +3,8 @@
 ``relative_error(fn, *inputs, dtype)`` rounds the float64 ``inputs`` to ``dtype``, runs ``fn``
 on them in ``dtype``, runs ``fn`` (or ``reference``) on the *same rounded values* in float64,
 and returns ``max |out - ref| / max |ref|``: the error the op adds, not the error of rounding
-its inputs.
+its inputs; ``inf`` if ``fn`` overflows in ``dtype``, ``nan`` if the reference itself is not
+finite (a NaN or inf input: there is no error to measure).
 
 ``tolerance(dtype, n)`` is the bound that error is held to:
 
@@ -26,8 +27,10 @@ def tolerance(dtype, n, k=2.0):
     """Relative tolerance for an op in ``dtype`` whose longest reduction has ``n`` terms."""
     if dtype not in LOW:
         raise ValueError(f"dtype must be one of {LOW}; got {dtype}")
-    if not isinstance(n, int) or n < 1:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n is the length of the op's longest reduction, a positive int; got {n!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or not 0 <= k < math.inf:
+        raise ValueError(f"k counts roundings to dtype, a finite number >= 0 (default 2); got {k!r}")
     return k * torch.finfo(dtype).eps + math.sqrt(n) * torch.finfo(torch.float32).eps
 
 
@@ -38,6 +41,8 @@ def relative_error(fn, *inputs, dtype, reference=None):
         raise TypeError(f"fn must be callable; got {type(fn).__name__}")
     if not inputs or not all(isinstance(x, torch.Tensor) and x.dtype == torch.float64 for x in inputs):
         raise TypeError("pass the inputs as float64 tensors; they are rounded to dtype here")
+    if dtype not in LOW:
+        raise ValueError(f"dtype must be one of {LOW}; got {dtype}")
     reference = fn if reference is None else reference
     low = [x.to(dtype) for x in inputs]
     with torch.no_grad():
@@ -47,11 +52,13 @@ def relative_error(fn, *inputs, dtype, reference=None):
         raise TypeError(f"fn returned {out.dtype} for {dtype} inputs; it must compute in the inputs' dtype")
     if out.shape != ref.shape:
         raise ValueError(f"fn gives shape {tuple(out.shape)}, the reference {tuple(ref.shape)}")
+    if not torch.isfinite(ref).all():  # a NaN or inf input, or one beyond dtype's range
+        return math.nan
     scale = ref.abs().max().item()
     if scale == 0:
         raise ValueError("the reference output is all zeros; a relative error is undefined, pick other inputs")
     err = (out.double() - ref).abs().max().item()
-    return err / scale if math.isfinite(err) else math.inf
+    return err / scale if math.isfinite(err) else math.inf  # inf: fn overflowed in dtype
 
 
 # --8<-- [start:assert_close]
@@ -63,12 +70,19 @@ def assert_close_to_reference(fn, *inputs, dtype, n, reference=None, k=2.0):
     measured relative error, so a test can also record it.
     """
     err, tol = relative_error(fn, *inputs, dtype=dtype, reference=reference), tolerance(dtype, n, k)
-    if not err <= tol:  # also fails on nan and inf
+    name = getattr(fn, '__name__', 'fn')
+    if math.isnan(err):
+        raise AssertionError(
+            f"{name} in {dtype}: the float64 reference is not finite, so no error can be measured: "
+            f"pass finite inputs within {dtype}'s range (|x| <= {torch.finfo(dtype).max:.3g})"
+        )
+    if not err <= tol:
         eps = torch.finfo(dtype).eps
         raise AssertionError(
-            f"{getattr(fn, '__name__', 'fn')} in {dtype}: relative error {err:.3g} "
-            f"({err / eps:.3g} eps) exceeds tolerance {tol:.3g} ({tol / eps:.3g} eps) for n={n}; "
-            "look for accumulation or overflow in the low-precision dtype"
+            f"{name} in {dtype}: relative error {err:.3g} ({err / eps:.3g} eps) exceeds tolerance "
+            f"{tol:.3g} ({tol / eps:.3g} eps) for n={n}; look for "
+            + ("overflow in the low-precision dtype" if math.isinf(err) else
+               "accumulation in the low-precision dtype")
         )
     return err
 # --8<-- [end:assert_close]

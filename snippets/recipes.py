@@ -6,17 +6,21 @@ single full-batch backward would give. (The seed set-up recipe is snippets/deter
 """
 
 # --8<-- [start:accumulation]
+import math
+
 import torch
 
 
 def accumulate_gradients(model, loss_fn, inputs, targets, k):
     """Backward over ``k`` micro-batches; ``.grad`` ends equal to the full-batch gradient.
 
-    inputs: (N, ...) and targets: (N, ...), with N divisible by k, so every micro-batch has
-    N / k rows. loss_fn(prediction, target) must return the *mean* loss of its micro-batch
+    inputs: (N, ...) and targets: (N, ...), with N >= 1 divisible by k, so every micro-batch
+    has N / k rows. loss_fn(prediction, target) must return the *mean* loss of its micro-batch
     (a 0-d tensor), as nn losses do by default. Each micro-batch loss is scaled by 1/k
     before backward: the mean of k equal-sized means is the full-batch mean. Existing
     gradients are cleared first. Returns the full-batch mean loss as a Python float.
+    Checked at the end: loss_fn on all N predictions gives that same mean (a sum-reduced loss,
+    or a target that broadcasts against the prediction, does not; .grad is then cleared).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
@@ -24,6 +28,8 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}")
+    if inputs.dim() == 0 or inputs.shape[0] == 0:
+        raise ValueError(f"inputs has shape {tuple(inputs.shape)}: pass a batch (N, ...) with N >= 1 rows")
     if inputs.shape[0] != targets.shape[0]:
         raise ValueError(
             f"inputs has {inputs.shape[0]} rows and targets {targets.shape[0]}: pass matching batches"
@@ -34,14 +40,32 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
             "1/k scaling no longer gives the full-batch mean; pick k dividing N"
         )
     model.zero_grad(set_to_none=True)
-    total = 0.0
+    total, predictions = 0.0, []
     for x_mb, y_mb in zip(inputs.chunk(k), targets.chunk(k)):  # each (N/k, ...)
-        loss = loss_fn(model(x_mb), y_mb)
+        prediction = model(x_mb)
+        loss = loss_fn(prediction, y_mb)
         if loss.dim() != 0:
             raise ValueError(
                 f"loss_fn returned shape {tuple(loss.shape)}: it must return the mean loss, a 0-d tensor"
             )
         (loss / k).backward()  # .grad += (1/k) * d(micro-batch mean)/d(param)
         total += loss.item() / k  # a float: no graph is kept alive
+        predictions.append(prediction.detach())
+    with torch.no_grad():
+        whole = loss_fn(torch.cat(predictions), targets).item()  # the full batch's loss
+    if math.isfinite(total) and not math.isclose(total, whole, rel_tol=1e-4, abs_tol=1e-8):
+        model.zero_grad(set_to_none=True)
+        if math.isclose(whole, k * total, rel_tol=1e-4):
+            why = "loss_fn sums over its rows: pass a mean loss (reduction='mean', the default)"
+        elif predictions[0].shape != y_mb.shape:
+            why = (f"the target {tuple(y_mb.shape)} broadcasts against the prediction "
+                   f"{tuple(predictions[0].shape)}, comparing rows with other rows' targets: "
+                   "give the target the prediction's shape")
+        else:
+            why = "loss_fn couples rows, so a sum of micro-batch losses cannot reproduce it"
+        raise ValueError(
+            f"loss_fn on the full batch gives {whole:.6g}, the mean of its {k} micro-batch losses "
+            f"{total:.6g}: {why}"
+        )
     return total
 # --8<-- [end:accumulation]

@@ -66,15 +66,19 @@ def _check_data(X, T, n_in, n_out):
         raise ValueError(f"each input needs {n_in} numbers and each target {n_out}")
 
 
+def _check_steps(steps, lr):
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
+    if isinstance(lr, bool) or not (isinstance(lr, (int, float)) and 0 < lr < float("inf")):
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+
+
 def train(mlp, X, T, steps, lr):
     """``steps`` steps of gradient descent on the mean squared error; the loss of each step.
 
     X: N inputs of ``sizes[0]`` numbers; T: N targets of ``sizes[-1]`` numbers."""
     _check_data(X, T, mlp.sizes[0], mlp.sizes[-1])
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"steps must be an int >= 0, got {steps!r}")
-    if not (isinstance(lr, (int, float)) and 0 < lr < float("inf")):
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    _check_steps(steps, lr)
     losses = []
     for _ in range(steps):
         errors = [(y - t) ** 2 for x, target in zip(X, T) for y, t in zip(mlp(x), target)]
@@ -90,9 +94,10 @@ def train(mlp, X, T, steps, lr):
 
 def train_torch(params, X, T, steps, lr):
     """``train`` in torch, on ``to_torch(mlp)`` parameters; the loss of each step."""
-    if not isinstance(params, list) or not all(isinstance(p, tuple) and len(p) == 2 for p in params):
+    if not isinstance(params, list) or not params or not all(isinstance(p, tuple) and len(p) == 2 for p in params):
         raise TypeError(f"params must be the list of (W, b) pairs that to_torch(mlp) returns, got {type(params).__name__}")
     _check_data(X, T, params[0][0].shape[1], params[-1][0].shape[0])
+    _check_steps(steps, lr)
     X = torch.tensor(X, dtype=torch.float64)  # (N, in)
     T = torch.tensor(T, dtype=torch.float64)  # (N, out)
     losses = []

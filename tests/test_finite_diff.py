@@ -88,8 +88,8 @@ def test_rejects_an_f_that_computes_in_float32():
         (hand_trace_loss, 3.0, 1e-6, TypeError, "got float"),
         (lambda t: t * 2, torch.ones(2, dtype=torch.float64), 1e-6, ValueError, r"one-element tensor, got \(2,\)"),
         (lambda t: 1.0, torch.ones(1, dtype=torch.float64), 1e-6, ValueError, "got float"),
-        (hand_trace_loss, torch.tensor(3.0, dtype=torch.float64), 0.0, ValueError, "h must be positive"),
-        (hand_trace_loss, torch.tensor(3.0, dtype=torch.float64), math.nan, ValueError, "h must be positive"),
+        (hand_trace_loss, torch.tensor(3.0, dtype=torch.float64), 0.0, ValueError, "h must be a positive finite float"),
+        (hand_trace_loss, torch.tensor(3.0, dtype=torch.float64), math.nan, ValueError, "h must be a positive finite float"),
         ("f", torch.tensor(3.0, dtype=torch.float64), 1e-6, TypeError, "f must be a function of x"),
     ],
 )

@@ -91,11 +91,11 @@ def test_chart_refuses_norms_without_a_log(bad):
 def test_bad_input():
     with pytest.raises(TypeError, match="nn.Module"):
         GradientFlow(torch.ones(2))
-    with pytest.raises(ValueError, match="no nn.Linear"):
+    with pytest.raises(ValueError, match="model has no parameters"):
         GradientFlow(nn.ReLU())
     with pytest.raises(ValueError, match="no norms recorded"):
         table({})
-    with pytest.raises(ValueError, match="recorded no gradient"):
+    with pytest.raises(ValueError, match="no gradient recorded"):
         table({"0": {}})
     with pytest.raises(ValueError, match="key must be"):
         xychart({"0": {"out": 1.0}}, "t", key="bias")

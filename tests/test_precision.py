@@ -78,4 +78,5 @@ def test_input_checks():
         tolerance(torch.float64, 4)
     with pytest.raises(TypeError, match="inputs' dtype"):
         relative_error(lambda t: t.float(), x.double(), dtype=torch.bfloat16)
-    assert math.isinf(relative_error(lambda t: t * float("inf"), x.double() + 5, dtype=torch.float16))
+    assert math.isinf(relative_error(lambda t: t * 1e5, x.double() + 5, dtype=torch.float16))  # overflows float16 only
+    assert math.isnan(relative_error(lambda t: t * float("inf"), x.double() + 5, dtype=torch.float16))  # no finite reference

@@ -110,8 +110,11 @@ def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except RuntimeError as exc:
+        first = str(exc).splitlines()[0]
+        if "backward through the graph a second time" not in first:
+            raise  # not the freed graph of part A: torch's own message says what is wrong
         raise AssertionError(
-            f"{fn.__name__} raised RuntimeError: {str(exc).split('.')[0]}. Run the forward pass "
+            f"{fn.__name__} raised RuntimeError: {first.split('.')[0]}. Run the forward pass "
             "again before the second backward(), or pass retain_graph=True to the first"
         ) from None
 
@@ -141,7 +144,12 @@ def check_two_passes(two_passes):
 
 
 def check_micro_batches(micro_batches, ks=(2, 4)):
-    """Acceptance B: for each k, micro_batches(k=k) accumulates the full batch's gradient."""
+    """Acceptance B: for each k, micro_batches(k=k) accumulates the full batch's gradient.
+
+    ks: the micro-batch counts to try, each dividing N = 8 (make_batch's batch size)."""
+    if not isinstance(ks, (tuple, list)) or not ks or not all(
+            isinstance(k, int) and not isinstance(k, bool) and k >= 1 and 8 % k == 0 for k in ks):
+        raise ValueError(f"ks must be a non-empty tuple of divisors of N = 8 (1, 2, 4, 8), got {ks!r}")
     for k in ks:
         _check_same(*_call(micro_batches, k=k), k)
 

@@ -287,6 +287,9 @@ def load(path, mod):
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:  # sys.exit() at import would end the check with no report
+        raise ImportError(f"running {path} called sys.exit({exc.code!r}): define backward without "
+                          "exiting, or put the call under if __name__ == \"__main__\":") from None
     except Exception as exc:
         raise ImportError(f"running {path} raised {type(exc).__name__}: {exc}") from None
     backward = getattr(module, "backward", None)

@@ -15,6 +15,7 @@ import torch
 # --8<-- [start:forward]
 def forward(x):
     m = x.max(dim=-1, keepdim=True).values                # (..., 1)
+    m = m.masked_fill(~torch.isfinite(m), 0.0)            # a row of -inf, or holding inf: no shift
     return (x - m).exp().sum(dim=-1).log() + m[..., 0]    # (...)
 # --8<-- [end:forward]
 
@@ -22,6 +23,7 @@ def forward(x):
 # --8<-- [start:backward]
 def backward(grad_y, x):
     m = x.max(dim=-1, keepdim=True).values                # (..., 1)
+    m = m.masked_fill(~torch.isfinite(m), 0.0)            # as in forward
     e = (x - m).exp()                                     # (..., D), at most 1
     p = e / e.sum(dim=-1, keepdim=True)                   # (..., D), softmax: dy/dx
     return (p * grad_y[..., None],)                       # (..., D): each row scaled by its grad_y

@@ -1,0 +1,516 @@
+"""Degenerate but valid input to the public API of snippets/: torch's answer, or a clear refusal.
+
+The third kind of row beside tests/test_bad_input.py's wrong-type and non-finite rows: zero,
+empty, ties, rows of -inf or inf, a zero Hessian, a sum-reduced loss, a function that leaves
+autograd, a snapshot of another model.
+
+``ROWS``: ``(module, name, thunk, expected)``. ``expected`` is either ``Torch(fn)``, where ``fn``
+computes torch's answer to the same question (compared with ``torch.testing.assert_close``, NaN
+equal to NaN), or ``(exception type, message pattern)`` where no meaningful number exists.
+``EXEMPT``: ``{(module, name): reason}``. Every public name of snippets (the enumeration of
+tests/test_bad_input.py) needs a row or an exemption. The engines' rows live in
+tests/test_degenerate_engines.py (the same ``ROWS`` and ``EXEMPT``); while that file does not
+exist, exactly the engine modules are exempted, pointing to it.
+"""
+
+import importlib
+import importlib.util
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from test_bad_input import _public_names
+
+NAN, INF = math.nan, math.inf
+ROOT = Path(__file__).resolve().parents[1]
+ENGINES = ("tensor_engine", "scalar_engine", "fork_engine")
+ENGINE_REASON = "rows in tests/test_degenerate_engines.py"
+
+
+class Torch:
+    """The expected value of a row, computed by torch (or exact math) when the row runs."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def f64(*values):
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def call(module, name):
+    def run(*args, **kwargs):
+        return getattr(importlib.import_module(f"snippets.{module}"), name)(*args, **kwargs)
+    return run
+
+
+def attr(module, name):
+    """A class of snippets (an autograd Function), resolved when the row runs."""
+    return getattr(importlib.import_module(f"snippets.{module}"), name)
+
+
+def linear(n_in=3, n_out=1, seed=0):
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return nn.Linear(n_in, n_out)
+
+
+def batch(n=8, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 3, generator=g), torch.randn(n, 1, generator=g)
+
+
+# ---------------------------------------------------------------- torch's answers, for the rows
+
+def torch_hvp(f, x, v):
+    return torch.autograd.functional.hvp(f, x, v)[1]
+
+
+def full_batch_grads(model, loss_fn, x, y):
+    """Torch's answer for accumulate_gradients: one backward of the full batch's mean loss."""
+    model.zero_grad(set_to_none=True)
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    return loss.item(), [p.grad.clone() for p in model.parameters()]
+
+
+def accumulated(model, loss_fn, x, y, k):
+    from snippets.recipes import accumulate_gradients
+
+    total = accumulate_gradients(model, loss_fn, x, y, k)
+    return total, [p.grad.clone() for p in model.parameters()]
+
+
+class WithUnused(nn.Module):
+    """A model whose forward never uses one of its layers (a spare head)."""
+
+    def __init__(self):
+        super().__init__()
+        self.used, self.spare = linear(3, 2), linear(3, 2, seed=1)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def table_marks_unused():
+    """(the spare layer's row says it got no gradient, the used layer's row has numbers)."""
+    from snippets.gradient_health import inspect, table
+
+    lines = table(inspect(WithUnused(), torch.ones(4, 3))).splitlines()
+    spare = next(line for line in lines if line.split()[0] == "spare")
+    used = next(line for line in lines if line.split()[0] == "used")
+    return spare.split()[1] == "-" and "the loss does not use this layer" in spare, "-" not in used
+
+
+def torch_unused():
+    """Torch's own answer: after backward the unused layer's .grad is None, the used one's is not."""
+    model = WithUnused()
+    model(torch.ones(4, 3)).pow(2).mean().backward()
+    return model.spare.weight.grad is None, model.used.weight.grad is not None
+
+
+def conv_model():
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Conv1d(1, 2, 3), nn.BatchNorm1d(2), nn.Flatten(), nn.Linear(4, 1))
+
+
+def flow_norms(model, x):
+    from snippets.gradient_health import inspect
+
+    return inspect(model, x)
+
+
+def torch_norms(model, x):
+    """Per module with a weight: the weight's .grad norm and the output gradient's norm."""
+    model.zero_grad(set_to_none=True)
+    outs = {}
+
+    def keep(name):
+        def hook(module, inputs, output):
+            output.retain_grad()
+            outs[name] = output
+        return hook
+
+    for name, m in model.named_modules():
+        if isinstance(getattr(m, "weight", None), nn.Parameter):
+            m.register_forward_hook(keep(name))
+    model(x).pow(2).mean().backward()
+    return {name: {"out": outs[name].grad.norm().item(), "weight": m.weight.grad.norm().item()}
+            for name, m in model.named_modules() if name in outs}
+
+
+def sys_exit_file(tmp):
+    path = Path(tmp) / "exits_at_import.py"
+    path.write_text("import sys\nsys.exit(0)\n\n\ndef backward(grad_y, x, W, b):\n    return None\n")
+    return path
+
+
+def workshop_exit_status():
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([sys.executable, "-m", "snippets.workshop", "check", "linear", str(sys_exit_file(tmp))],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return done.returncode, "called sys.exit(0)" in done.stderr
+
+
+def workshop_layer(task, *inputs):
+    """(forward, backward of ones) of a workshop reference layer."""
+    mod = importlib.import_module(f"snippets.workshop.{task}")
+    y = mod.forward(*inputs)
+    return y, mod.backward(torch.ones_like(y), *inputs)[0]
+
+
+def torch_layer(fn, x, *rest):
+    x = x.clone().requires_grad_(True)
+    y = fn(x, *rest)
+    y.backward(torch.ones_like(y))
+    return y.detach(), x.grad
+
+
+# ---------------------------------------------------------------- the table
+
+def _rows():
+    zero_hessian = lambda t: (2 * t).sum()  # noqa: E731 - gradient 2, Hessian 0
+    constant = lambda t: torch.tensor(3.0, dtype=torch.float64)  # noqa: E731
+    x2, v2 = f64(1.0, 2.0), f64(1.0, -1.0)
+    mse = nn.functional.mse_loss
+    X, Y = batch()
+    return [
+        # hvp: a zero Hessian gives zeros, as torch.autograd.functional.hvp and torch.func do
+        ("hvp", "hvp_double_backward", lambda: call("hvp", "hvp_double_backward")(zero_hessian, x2, v2),
+         Torch(lambda: torch_hvp(zero_hessian, x2, v2))),
+        ("hvp", "hvp_double_backward", lambda: call("hvp", "hvp_double_backward")(constant, x2, v2),
+         Torch(lambda: torch_hvp(constant, x2, v2))),
+        ("hvp", "hvp_double_backward", lambda: call("hvp", "hvp_double_backward")(lambda t: t[0] ** 2 + t[1], x2, v2),
+         Torch(lambda: torch_hvp(lambda t: t[0] ** 2 + t[1], x2, v2))),  # one direction curved, one flat
+        ("hvp", "hvp_three_ways", lambda: call("hvp", "hvp_three_ways")(zero_hessian, x2, v2),
+         Torch(lambda: dict.fromkeys(("double backward", "autograd.functional.hvp", "torch.func"),
+                                     torch_hvp(zero_hessian, x2, v2)))),
+        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(_constant_critic(), torch.ones(3, 2), torch.zeros(3, 2)),
+         Torch(lambda: torch.tensor(1.0))),  # a critic with zero gradient: mean((0 - 1)^2) = 1
+        # guards: a snapshot of another model of the same names
+        ("guards", "assert_params_changed", lambda: call("guards", "assert_params_changed")(linear(3, 1), call("guards", "snapshot")(linear(2, 1))),
+         (ValueError, r"before\['weight'\] has shape \(1, 2\), the parameter \(1, 3\): before was taken from another module")),
+        ("guards", "assert_params_changed", lambda: call("guards", "assert_params_changed")(linear().double(), call("guards", "snapshot")(linear())),
+         (ValueError, r"before\['weight'\] is torch.float32, the parameter torch.float64: take the snapshot after converting")),
+        ("guards", "snapshot", lambda: call("guards", "snapshot")(nn.Linear(0, 0)),
+         Torch(lambda: {n: p.detach().clone() for n, p in nn.Linear(0, 0).named_parameters()})),
+        ("guards", "assert_finite", lambda: call("guards", "assert_finite")(torch.ones(0), "empty"), Torch(lambda: None)),
+        ("guards", "assert_no_stale_grads", lambda: call("guards", "assert_no_stale_grads")(linear()), Torch(lambda: None)),  # .grad None
+        ("guards", "assert_grads_flow", lambda: call("guards", "assert_grads_flow")(_zero_grad_model()),
+         (AssertionError, "all-zero gradient: weight, bias")),
+        ("guards", "assert_finite_grads", lambda: call("guards", "assert_finite_grads")(linear()), Torch(lambda: None)),
+        ("guards", "as_log_value", lambda: call("guards", "as_log_value")(torch.tensor([-0.0])), Torch(lambda: torch.tensor([-0.0]).item())),
+        ("guards", "assert_no_graph", lambda: call("guards", "assert_no_graph")([], "empty"), Torch(lambda: None)),
+        # recipes: sum reduction, an empty batch, a broadcasting target; k = N and k = 1 are exact
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), nn.MSELoss(reduction="sum"), X, Y, 2),
+         (ValueError, r"loss_fn sums over its rows: pass a mean loss \(reduction='mean', the default\)")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X[:0], Y[:0], 2),
+         (ValueError, r"inputs has shape \(0, 3\): pass a batch \(N, ...\) with N >= 1 rows")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X[:4], Y[:4, 0], 2),
+         (ValueError, r"the target \(2,\) broadcasts against the prediction \(2, 1\)")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X, Y, 8),
+         Torch(lambda: full_batch_grads(linear(), mse, X, Y))),
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X, Y, 1),
+         Torch(lambda: full_batch_grads(linear(), mse, X, Y))),
+        # jacobian_cost: f that leaves autograd raises in both modes; a flat f gives zeros
+        *[("jacobian_cost", name, lambda name=name, f=f: call("jacobian_cost", name)(f, x2),
+           (ValueError, "f's output does not depend on x through differentiable operations: f leaves autograd"))
+          for name in ("jacobian_by_jvps", "jacobian_by_vjps")
+          for f in (lambda t: t.detach() * 2, lambda t: torch.tensor(t.tolist()), lambda t: t.long())],
+        *[("jacobian_cost", name, lambda name=name: call("jacobian_cost", name)(lambda t: torch.cat([t * 0, t.sum(0, keepdim=True)]), x2)[0],
+           Torch(lambda: torch.autograd.functional.jacobian(lambda t: torch.cat([t * 0, t.sum(0, keepdim=True)]), x2)))
+          for name in ("jacobian_by_jvps", "jacobian_by_vjps")],
+        ("jacobian_cost", "jacobian_by_jvps", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, f64()),
+         (ValueError, r"x is empty, shape \(0,\): a Jacobian needs n >= 1 inputs")),
+        ("jacobian_cost", "jacobian_by_vjps", lambda: call("jacobian_cost", "jacobian_by_vjps")(lambda t: t[:0], x2),
+         (ValueError, r"f returned an empty tensor, shape \(0,\)")),
+        # precision
+        ("precision", "relative_error", lambda: call("precision", "relative_error")(torch.sin, x2, dtype=torch.int32),
+         (ValueError, r"dtype must be one of \(torch.bfloat16, torch.float16, torch.float32\); got torch.int32")),
+        ("precision", "relative_error", lambda: call("precision", "relative_error")(torch.sin, f64(1.0, NAN), dtype=torch.float16),
+         Torch(lambda: NAN)),  # no finite reference: nothing to measure
+        ("precision", "relative_error", lambda: call("precision", "relative_error")(lambda t: t * 1e5, f64(1.0, 2.0), dtype=torch.float16),
+         Torch(lambda: INF)),  # 1e5 overflows float16 only
+        ("precision", "tolerance", lambda: call("precision", "tolerance")(torch.float16, 4, k=-1),
+         (ValueError, r"k counts roundings to dtype, a finite number >= 0 \(default 2\); got -1")),
+        ("precision", "tolerance", lambda: call("precision", "tolerance")(torch.float16, 1, k=0),
+         Torch(lambda: torch.finfo(torch.float32).eps)),
+        ("precision", "assert_close_to_reference", lambda: call("precision", "assert_close_to_reference")(torch.sin, f64(1.0, NAN), dtype=torch.float16, n=1),
+         (AssertionError, "the float64 reference is not finite, so no error can be measured")),
+        ("precision", "assert_close_to_reference", lambda: call("precision", "assert_close_to_reference")(lambda t: t * 1e5, f64(1.0, 2.0), dtype=torch.float16, n=1),
+         (AssertionError, r"relative error inf .* look for overflow in the low-precision dtype$")),
+        # finite_diff
+        ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: t.sum(), f64(1.0), h=1e-20),
+         (ValueError, r"h = 1e-20 is too small for x's flat index 0 = 1.0: x \+ h rounds to x in float64")),
+        ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: t.sum(), f64(1.0), h=INF),
+         (ValueError, "h must be a positive finite float, got inf")),
+        ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: (t ** 2).sum(), f64(0.0, -0.0)),
+         Torch(lambda: f64(0.0, 0.0))),  # d(t^2) = 2t at 0 and -0
+        ("finite_diff", "check_gradient", lambda: call("finite_diff", "check_gradient")(lambda t: t.sum(), f64(1.0), atol=-1),
+         (ValueError, "atol must be a finite number >= 0, got -1")),
+        ("finite_diff", "check_gradient", lambda: call("finite_diff", "check_gradient")(lambda t: (t * 0).sum(), f64(1.0), atol=0, rtol=0)[0],
+         Torch(lambda: f64(0.0))),  # a zero gradient agrees exactly
+        # exercises.accumulation
+        ("exercises.accumulation", "check_micro_batches", lambda: call("exercises.accumulation", "check_micro_batches")(call("exercises.accumulation", "solution_micro_batches"), ks=()),
+         (ValueError, r"ks must be a non-empty tuple of divisors of N = 8 \(1, 2, 4, 8\), got \(\)")),
+        ("exercises.accumulation", "check_micro_batches", lambda: call("exercises.accumulation", "check_micro_batches")(call("exercises.accumulation", "solution_micro_batches"), ks=(True,)),
+         (ValueError, r"ks must be .* got \(True,\)")),
+        ("exercises.accumulation", "check_micro_batches", lambda: call("exercises.accumulation", "check_micro_batches")(_dtype_error),
+         (RuntimeError, "mat1 and mat2 must have the same dtype")),  # torch's error, no retain_graph advice
+        ("exercises.accumulation", "check_micro_batches", lambda: call("exercises.accumulation", "check_micro_batches")(call("exercises.accumulation", "solution_micro_batches"), ks=(1, 8)),
+         Torch(lambda: None)),  # k = 1 and k = N are exact
+        ("exercises.accumulation", "check_two_passes", lambda: call("exercises.accumulation", "check_two_passes")(call("exercises.accumulation", "starter_two_passes")),
+         (AssertionError, r"raised RuntimeError: Trying to backward through the graph a second time .*retain_graph=True")),
+        # gradient_health
+        ("gradient_health", "table", table_marks_unused, Torch(torch_unused)),
+        ("gradient_health", "inspect", lambda: flow_norms(linear(), torch.ones(0, 3)),
+         (ValueError, r"x has shape \(0, 3\): pass a batch \(N, width\) with N >= 1")),
+        ("gradient_health", "inspect", lambda: flow_norms(conv_model(), torch.ones(3, 1, 4)),
+         Torch(lambda: torch_norms(conv_model(), torch.ones(3, 1, 4)))),
+        ("gradient_health", "GradientFlow", lambda: [n for n, _ in call("gradient_health", "GradientFlow")(conv_model()).layers],
+         Torch(lambda: [n for n, m in conv_model().named_modules() if isinstance(getattr(m, "weight", None), nn.Parameter)])),
+        ("gradient_health", "xychart", lambda: call("gradient_health", "xychart")({"used": {"out": 1.0, "weight": 1.0}, "spare": {}}, "t"),
+         (ValueError, "layer 'spare' recorded no 'out' gradient: the loss does not use this layer; table")),
+        ("gradient_health", "deep_mlp", lambda: call("gradient_health", "deep_mlp")(depth=2, width=4, init_gain=True),
+         (ValueError, "init_gain must be None or a positive finite number, got True")),
+        # contract
+        ("contract", "check_input", lambda: call("contract", "check_input")(torch.ones(2, 4), shape="N 4"),
+         (TypeError, r"shape must be a tuple of sizes and None, e.g. \(None, 4\) for \(N, 4\); got 'N 4'")),
+        ("contract", "check_input", lambda: call("contract", "check_input")(torch.ones(0, 4), shape=(None, 4)), Torch(lambda: None)),
+        ("contract", "eval_gate", lambda: call("contract", "eval_gate")(-5.0, 1.0),
+         (ValueError, "candidate_loss is -5.0: the gate compares non-negative losses")),
+        ("contract", "eval_gate", lambda: call("contract", "eval_gate")(0.0, 0.0), Torch(lambda: (True, "held-out loss 0 <= limit 0"))),
+        ("contract", "softplus", lambda: call("contract", "softplus")(f64(0.0, -0.0, 800.0, -800.0)),
+         Torch(lambda: nn.functional.softplus(f64(0.0, -0.0, 800.0, -800.0)))),
+        ("contract", "StableSoftplus", lambda: torch_layer(_stable_softplus, f64(0.0, -800.0, 800.0)),
+         Torch(lambda: torch_layer(nn.functional.softplus, f64(0.0, -800.0, 800.0)))),
+        ("contract", "max_grad_error", lambda: call("contract", "max_grad_error")(torch.relu, f64(1.0, -1.0)), Torch(lambda: 0.0)),
+        ("contract", "grads_are_finite", lambda: call("contract", "grads_are_finite")([_grad_of_empty()]),
+         Torch(lambda: True)),
+        # scalar_mlp and determinism: a bool is not an int
+        ("scalar_mlp", "train_torch", lambda: call("scalar_mlp", "train_torch")(call("scalar_mlp", "to_torch")(call("scalar_mlp", "MLP")((1, 1))), [[1.0]], [[1.0]], -1, 0.1),
+         (ValueError, "steps must be an int >= 0, got -1")),
+        ("scalar_mlp", "train_torch", lambda: call("scalar_mlp", "train_torch")(call("scalar_mlp", "to_torch")(call("scalar_mlp", "MLP")((1, 1))), [[1.0]], [[1.0]], 0, 0.1),
+         Torch(lambda: [])),  # zero steps: no loss
+        ("scalar_mlp", "train", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [[1.0]], 1, True),
+         (ValueError, "lr must be a positive finite number, got True")),
+        ("determinism", "seed_everything", lambda: call("determinism", "seed_everything")(True),
+         (ValueError, r"seed must be an int in \[0, 2\*\*32\), as NumPy requires; got True")),
+        ("determinism", "seed_everything", lambda: (call("determinism", "seed_everything")(0), torch.rand(1))[1],
+         Torch(lambda: (torch.manual_seed(0), torch.rand(1))[1])),
+        ("compile_check", "eager_vs_compiled", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes=(True,)),
+         (ValueError, r"batch_sizes must be positive integers, got \(True,\)")),
+        ("function_api", "ScaleInPlace", lambda: attr("function_api", "ScaleInPlace").apply(f64(1.0), True),
+         (TypeError, "k must be a Python number, got bool$")),
+        # workshop: a reader's file that exits at import; the logsumexp reference at -inf and inf rows
+        ("workshop.__main__", "main", workshop_exit_status, Torch(lambda: (2, True))),
+        ("workshop.check", "load", lambda: call("workshop.check", "load")(sys_exit_file(_tmp()), "linear"),
+         (ImportError, r"called sys.exit\(0\): define backward without exiting")),
+        *[("workshop.logsumexp", "forward", lambda row=row: workshop_layer("logsumexp", f64(*row)[None]),
+           Torch(lambda row=row: torch_layer(lambda t: torch.logsumexp(t, -1), f64(*row)[None])))
+          for row in ((-INF, -INF, -INF), (1.0, INF, 0.0), (0.0, 0.0, 0.0), (-INF, 0.0, 1.0))],
+        ("workshop.softmax_ce", "forward", lambda: workshop_layer("softmax_ce", f64(0.0, -INF, 1.0)[None], torch.tensor([0])),
+         Torch(lambda: torch_layer(nn.functional.cross_entropy, f64(0.0, -INF, 1.0)[None], torch.tensor([0])))),
+        ("workshop.maxpool", "forward", lambda: workshop_layer("maxpool", torch.ones(1, 1, 4, dtype=torch.float64)),
+         Torch(lambda: torch_layer(call("workshop.maxpool", "torch_forward"), torch.ones(1, 1, 4, dtype=torch.float64)))),  # ties
+        # custom_function: x = 0 and -0.0, the lowest exponent
+        ("custom_function", "Square", lambda: torch_layer(attr("custom_function", "Square").apply, f64(0.0, -0.0, 3.0)),
+         Torch(lambda: torch_layer(lambda t: t ** 2, f64(0.0, -0.0, 3.0)))),
+        ("custom_function", "ScaledPow", lambda: torch_layer(lambda t: attr("custom_function", "ScaledPow").apply(t, f64(2.0), 1), f64(0.0, -0.0)),
+         Torch(lambda: torch_layer(lambda t: 2 * t ** 1, f64(0.0, -0.0)))),
+        ("custom_function", "ScaledPow", lambda: torch_layer(lambda t: attr("custom_function", "ScaledPow").apply(t, f64(0.0), 3), f64(0.0, 2.0)),
+         Torch(lambda: torch_layer(lambda t: 0 * t ** 3, f64(0.0, 2.0)))),
+        # custom_losses: a fully masked row, a row holding inf, a -inf non-target logit
+        *[("custom_losses", "StableLogSumExp", lambda row=row: torch_layer(attr("custom_losses", "StableLogSumExp").apply, f64(*row)[None]),
+           Torch(lambda row=row: torch_layer(lambda t: torch.logsumexp(t, -1), f64(*row)[None])))
+          for row in ((-INF, -INF), (1.0, INF), (0.0, 0.0))],
+        *[("custom_losses", name, lambda name=name: torch_layer(lambda t: attr("custom_losses", name).apply(t, torch.tensor([0])), f64(0.0, -INF, 1.0)[None]),
+           Torch(lambda: torch_layer(nn.functional.cross_entropy, f64(0.0, -INF, 1.0)[None], torch.tensor([0]))))
+          for name in ("SoftmaxCrossEntropy", "StoredSoftmaxCrossEntropy")],
+    ]
+
+
+def _constant_critic():
+    """A critic whose output does not depend on its input: every gradient is 0."""
+    return lambda x: x.sum(dim=1, keepdim=True) * 0
+
+
+def _zero_grad_model():
+    model = linear()
+    (model(torch.ones(1, 3)) * 0).sum().backward()
+    return model
+
+
+def _grad_of_empty():
+    p = torch.zeros(0, requires_grad=True)
+    p.sum().backward()
+    return p
+
+
+def _stable_softplus(t):
+    from snippets.contract import StableSoftplus
+
+    return StableSoftplus.apply(t)
+
+
+def _dtype_error(k):
+    """A reader's micro_batches whose model is float64 and data float32: torch's RuntimeError."""
+    return nn.Linear(3, 1).double()(torch.ones(2, 3)), None
+
+
+def _tmp():
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="degenerate-")
+
+
+# ---------------------------------------------------------------- exemptions, with the reason
+
+EXERCISE = "an exercise's starter, solution or fixture: it takes only a seed or a step count from the exercise's own code"
+NO_NUMBERS = "takes no number or tensor whose value could be degenerate (names, flags, functions, modules)"
+EXCEPTION = "an exception class"
+REFERENCE = ("a workshop reference layer: the checker runs it on the task's own cases; its degenerate "
+             "inputs (-inf rows, ties) have rows where the task defines them")
+CASES = "the checker's case generator: called with the task's own labels"
+TORCH_LAYER = "torch's own layer, the reference the rows compare against"
+
+
+def _exempt():
+    e = {}
+
+    def add(module, names, reason):
+        for name in names.split():
+            e[(module, name)] = reason
+
+    add("autograd_graph", "walk node_label to_mermaid", "reads a graph's structure, not values")
+    add("bench_engine", "bench main", "a timing harness of the engine; its sizes are checked as ints (test_bad_input)")
+    add("custom_function", "check_function", "runs gradcheck and gradgradcheck; the Functions it checks have rows")
+    add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
+    add("distributed_accumulation", "free_port make_data make_model loss_fn full_batch_gradient run worker",
+        "a multi-process demonstration with its own data; its sizes are checked as positive ints (test_bad_input)")
+    add("edge_semantics", "grad_at complex_grad_by_parts",
+        "its job is torch's answer at edge points: tests/test_edge_semantics.py compares every point with torch")
+    add("edge_semantics", "titled", NO_NUMBERS)
+    add("engine_vs_torch", "torch_mlp copy_weights train_both", "engine plumbing: rows with the engines")
+    add("evaluation", "evaluate evaluating tracking_profile", "runs the model as it is: what the model computes is the answer")
+    add("exercises", "attempt", NO_NUMBERS)
+    add("exercises.accumulation", "hand_trace_leaves make_batch starter_two_passes starter_micro_batches "
+        "solution_two_passes solution_two_passes_retained solution_micro_batches starter solution", EXERCISE)
+    add("exercises.accumulation", "check", "runs the exercise at its fixed k = 4 (check_micro_batches has the k rows)")
+    add("exercises.accumulation", "main", "-k is checked against N = 8 (test_bad_input)")
+    add("exercises.broken_graph", "make_data make_model full_batch_loss starter starter_frozen starter_optimizer "
+        "starter_item solution", EXERCISE)
+    add("exercises.broken_graph", "check diagnose first_step loss_table main", "reads a training run's losses and modules; no degenerate number")
+    add("exercises.gradient_check", "loss_of_W1 starter solution", EXERCISE)
+    add("exercises.gradient_check", "check main relative_error", "the exercise's own check at fixed points (tests/test_exercises.py)")
+    add("exercises.hand_trace", "starter solution", EXERCISE)
+    add("exercises.hand_trace", "check with_torch main", "compares at the trace's fixed points")
+    add("forward_trace", "parse_traces check_trace", "reads a page's table; non-finite cells have rows in test_bad_input")
+    add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap measure main",
+        "tests/test_func_transforms.py compares the two with each other and with the batch gradient; "
+        "an empty batch is refused (test_bad_input)")
+    add("function_api", "Cube SquareAndCube SortWithIndices compatibility",
+        "tests/test_function_api.py runs gradcheck on them; SortWithIndices' ties are sorted as x.sort does")
+    add("grad_check", "report_dead_grads", "reports a None, zero or non-finite .grad: degenerate gradients are its input (tests/test_grad_check.py)")
+    add("guards", "GuardError", EXCEPTION)
+    add("hand_trace", "gradients", "returns torch's own gradients")
+    add("optim_in_backward", "GradBytes step_in_backward", "counts bytes and steps an optimizer; tests/test_optim_in_backward.py compares with torch's step")
+    add("contract", "saved_bytes_per_element", "counts bytes of saved tensors; an empty x is refused (test_bad_input)")
+    add("saved_bytes", "SavedTensors saved_bytes track_saved", "counts bytes of saved tensors; values are not read")
+    add("scalar_mlp", "MLP to_torch", "sizes are checked as positive ints (test_bad_input)")
+    add("shapes", "ShapeError", EXCEPTION)
+    add("shapes", "expect_shape", "reads shapes only: a size 0 is compared like any other size")
+    add("two_layer", "make_tensors shapes forward backward", "the hand-derived two-layer network: tests/test_two_layer.py compares with autograd")
+    add("views", "describe shares_storage element_offsets", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
+    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
+        add(f"workshop.{task}", "inputs", CASES)
+        add(f"workshop.{task}", "torch_forward", TORCH_LAYER)
+        if task not in ("logsumexp", "softmax_ce", "maxpool"):
+            add(f"workshop.{task}", "forward", REFERENCE)
+        add(f"workshop.{task}", "backward", "checked with its forward (the forward rows call both)")
+    add("workshop.check", "Mismatch", EXCEPTION)
+    add("workshop.check", "Report check compare get_task run_checks starter_path tasks",
+        "the checker: a NaN or inf from the reader is a failed report (test_bad_input); no degenerate value of its own")
+    return e
+
+
+ROWS = _rows()
+EXEMPT = _exempt()
+
+
+def _engine_table():
+    """The engines' (ROWS, EXEMPT): from tests/test_degenerate_engines.py, or, while that file
+    does not exist, no rows and every engine module's names exempted, pointing to it."""
+    if importlib.util.find_spec("test_degenerate_engines") is not None:
+        engines = importlib.import_module("test_degenerate_engines")
+        return list(engines.ROWS), dict(engines.EXEMPT)
+    return [], {(m, n): ENGINE_REASON for m, n in _public_names() if m in ENGINES}
+
+
+def _check(result, want):
+    """Exact for flags and text; numbers and tensors as torch.testing.assert_close, NaN == NaN
+    (float32 tolerances: an accumulated gradient is rounded in another order)."""
+    if isinstance(want, (bool, str, type(None))) or (
+            isinstance(want, (tuple, list)) and all(isinstance(w, (bool, int, str)) for w in want)):
+        assert result == want, f"{result!r} != torch's {want!r}"
+    else:
+        torch.testing.assert_close(result, want, equal_nan=True, check_dtype=False, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("module, name, thunk, expected", ROWS,
+                         ids=[f"{m}.{n}-{i}" for i, (m, n, *_rest) in enumerate(ROWS)])
+def test_degenerate_input_gives_torchs_answer_or_says_why(module, name, thunk, expected):
+    if isinstance(expected, Torch):
+        _check(thunk(), expected.fn())
+        return
+    error, pattern = expected
+    with pytest.raises(BaseException) as caught:
+        thunk()
+    assert type(caught.value) is error or (error is AssertionError and isinstance(caught.value, AssertionError)), (
+        f"{type(caught.value).__name__}: {caught.value}")
+    assert re.search(pattern, str(caught.value)), f"{pattern!r} not found in {str(caught.value)!r}"
+
+
+def test_every_public_name_has_a_degenerate_row_or_a_reason():
+    names = _public_names()
+    assert len(names) >= 150
+    assert not {m for m, *_rest in [*ROWS, *EXEMPT]} & set(ENGINES), "engine rows belong in tests/test_degenerate_engines.py"
+    engine_rows, engine_exempt = _engine_table()
+    covered = {(m, n) for m, n, *_rest in [*ROWS, *engine_rows]} | set(EXEMPT) | set(engine_exempt)
+    missing = sorted(f"{m}.{n}" for m, n in names - covered)
+    assert not missing, "add a degenerate row (or a reason to EXEMPT) for: " + ", ".join(missing)
+    known = names | {("workshop.__main__", "main")}  # the command line, run as a program
+    stale = sorted(f"{m}.{n}" for m, n in covered - known)
+    assert not stale, f"rows or exemptions name functions that no longer exist: {stale}"
+    both = sorted(f"{m}.{n}" for m, n, *_rest in ROWS if (m, n) in EXEMPT)
+    assert not both, f"both tested and exempted: {both}"
+
+
+def test_without_the_engine_file_exactly_the_engine_modules_are_exempted(monkeypatch):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    rows, exempt = _engine_table()
+    assert rows == []
+    assert set(exempt) == {(m, n) for m, n in _public_names() if m in ENGINES}
+    assert set(exempt.values()) <= {ENGINE_REASON}
+
+
+# ---------------------------------------------------------------- importing snippets never exits
+
+def test_importing_snippets_under_dash_m_does_not_exit():
+    """``python -m snippets.finite_diff`` is refused by the code Python runs as the program; the
+    import of the package, simulated here with the same sys.argv, returns normally."""
+    code = ("import sys; sys.argv[:] = ['-m']; sys.orig_argv[:] = [sys.executable, '-m', 'snippets.finite_diff']\n"
+            "import snippets\nprint('imported')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "imported\n", "")
+    ran = subprocess.run([sys.executable, "-m", "snippets.finite_diff"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "this module has no command line" in ran.stderr
