@@ -33,7 +33,7 @@ def _normal(text):
     return " ".join(re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text.lower()).split())
 
 
-def last_error_line(text):
+def _last_error_line(text):
     """The line of a traceback that names the error (``Type: message``), else the last line."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     for line in reversed(lines):
@@ -48,7 +48,7 @@ def explain(text):
     """The index entries that match ``text`` (an error line or a whole traceback), best first."""
     if not isinstance(text, str):
         raise TypeError(f"text must be an error message (a str), got {type(text).__name__}")
-    line = last_error_line(text)
+    line = _last_error_line(text)
     if not line:
         raise ValueError("text is empty; pass an error message such as 'RuntimeError: ...', or a traceback")
     kind_type, _, message = line.partition(": ") if ": " in line else ("", "", line)
@@ -74,7 +74,7 @@ def explain(text):
     return [entry for _, entry in scored]
 
 
-def describe(entry):
+def _describe(entry):
     lines = [entry["message"] if entry["kind"] == "error"
              else f"{entry['type']} whose message contains: {entry['message']}"]
     if entry["cause"]:
@@ -98,10 +98,10 @@ def main(argv=None):
         p.error("give an error message, or pipe a traceback into it")
     found = explain(text)
     if not found:
-        print(f"No page of the book shows this error: {last_error_line(text)}")
+        print(f"No page of the book shows this error: {_last_error_line(text)}")
         return 1
     for entry in found if args.all else found[:3]:
-        print(describe(entry))
+        print(_describe(entry))
     return 0
 
 

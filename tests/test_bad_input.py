@@ -139,6 +139,11 @@ def _cases():
         ("bench_engine", "bench", "shape", lambda: call("bench_engine", "bench")(repeats=1, warmup=0, sizes=(32,)), ValueError, "sizes lists the input size"),
         ("bench_engine", "main", "type", lambda: call("bench_engine", "main")(["--batch", "many"]), SystemExit, "2"),
         ("bench_engine", "main", "shape", lambda: call("bench_engine", "main")(["--unknown"]), SystemExit, "2"),
+        # explain
+        ("explain", "explain", "type", lambda: call("explain", "explain")(3), TypeError, "must be an error message"),
+        ("explain", "explain", "shape", lambda: call("explain", "explain")("  \n"), ValueError, "text is empty"),
+        ("explain", "main", "type", lambda: call("explain", "main")(["--all=yes"]), SystemExit, "2"),
+        ("explain", "main", "shape", lambda: call("explain", "main")(["--unknown", "x"]), SystemExit, "2"),
         # compile_check
         ("compile_check", "eager_vs_compiled", "type", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes="8"), ValueError, "batch_sizes must be positive integers"),
         ("compile_check", "eager_vs_compiled", "shape", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes=()), ValueError, "batch_sizes must be positive integers"),
@@ -567,6 +572,7 @@ def _exempt():
     add("autograd_graph", "walk to_mermaid", "nonfinite", "reads the graph, not the values")
     add("autograd_graph", "node_label", "nonfinite", "takes a graph node, not values")
     add("bench_engine", "bench main", "nonfinite", NO_TENSOR)
+    add("explain", "explain main", "nonfinite", "takes text; a NaN in a message is text like any other")
     add("compile_check", "eager_vs_compiled", "nonfinite", NO_TENSOR)
     add("contract", "StableSoftplus", "type shape", RAW_FUNCTION)
     add("contract", "StableSoftplus", "nonfinite", FAITHFUL + "; softplus() rejects it")

@@ -393,6 +393,8 @@ def _exempt():
 
     add("autograd_graph", "walk node_label to_mermaid", "reads a graph's structure, not values")
     add("bench_engine", "bench main", "a timing harness of the engine; its sizes are checked as ints (test_bad_input)")
+    add("explain", "explain main", "text in, entries out: an empty message is refused (test_bad_input), "
+        "and a message that matches nothing is tested in tests/test_explain.py")
     add("custom_function", "check_function", "runs gradcheck and gradgradcheck; the Functions it checks have rows")
     add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
     add("distributed_accumulation", "free_port make_data make_model loss_fn full_batch_gradient run worker",
