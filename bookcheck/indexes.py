@@ -128,11 +128,12 @@ def error_index(page_path: Path, pages) -> str:
         if heading != current:
             out += [heading, ""]
             current = heading
+        # each message a heading: the site's search ranks a match in a heading first
         what = _code(e.message) if e.kind == "error" else f"{e.type} whose message contains {_code(e.message)}"
-        out.append(f"- {what}")
-        out.append("    - Shown in " + ", ".join(_link(s, page_path) for s in e.where) + ".")
+        out += [f"### {what}", ""]
+        out.append("Shown in " + ", ".join(_link(s, page_path) for s in e.where) + ".")
         if e.cause:
-            out.append(f"    - Cause: {e.cause}. Fix: {e.fix}.")
+            out.append(f"Cause: {e.cause}. Fix: {e.fix}.")
         out.append("")
     return "\n".join(out)
 

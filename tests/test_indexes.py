@@ -37,7 +37,7 @@ def test_every_demonstrated_error_and_warning_has_an_entry_and_every_entry_a_blo
     for e in entries:
         assert e.where, e
     text = indexes.error_index(DOCS / "reference" / "errors.md", PAGES)
-    assert text.count("\n- ") == len(entries)
+    assert text.count("### ") == len(entries)
 
 
 def test_the_failure_table_gives_its_cause_and_fix_to_the_messages_it_lists():
