@@ -250,6 +250,7 @@ def on_post_build(config):
     site = Path(config["site_dir"])
     (site / "downloads").mkdir(exist_ok=True)
     (site / "downloads" / name).write_bytes(data)
+    _write_deck(config, site / "downloads")
     if not config["site_url"]:
         return  # no address to write: the notebooks' set-up cell then says how to install by hand
     placeholder = re.compile(r"^WHEEL = None(?=  #)", re.M)
@@ -261,3 +262,24 @@ def on_post_build(config):
             cell["source"] = placeholder.sub(lambda m: "WHEEL = " + address, "".join(cell["source"]))
         if cells:
             path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# The drills as an Anki deck and a CSV in downloads/ (bookcheck/deck.py), built from the drill
+#    pages alone, once per content of those pages, the files they include and the site's address.
+_DECKS = {}
+
+
+def _write_deck(config, downloads):
+    import tempfile
+
+    from bookcheck import deck
+
+    docs = Path(config["docs_dir"])
+    base_url = config["site_url"] or ""
+    key = deck.key(docs, base_url)
+    if key not in _DECKS:
+        with tempfile.TemporaryDirectory() as tmp:
+            _DECKS.clear()
+            _DECKS[key] = {p.name: p.read_bytes() for p in deck.write(Path(tmp), docs, base_url)}
+    for name, data in _DECKS[key].items():
+        (downloads / name).write_bytes(data)

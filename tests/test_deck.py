@@ -1,0 +1,242 @@
+"""The drills as a deck (bookcheck/deck.py): every drill of every drill page is a note of the
+.apkg and a row of the CSV, and its back holds what the page shows for the answer.
+
+Drills are enumerated here from the pages' text (every ``### `` heading under a ``## `` section,
+outside fences) and their blocks and outputs read with the page model, not with the deck's code.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import re
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import pytest
+from markdown.extensions.toc import slugify
+
+from bookcheck import DOCS, HarnessError, deck
+from bookcheck.page import expand_snippets, parse_page
+
+PAGES = sorted((DOCS / "reference").glob("drills*.md"))
+BASE = "https://example.org/book/"
+LABELS = ("Predict", "Write", "Derive", "Diagnose", "Explain", "Fix")  # a heading's "Kind: ..."
+DEFAULT = {"drills.md": "Predict", "drills-write-it.md": "Write"}  # else the section
+
+
+def page_drills(path: Path) -> list[dict]:
+    """Each drill of a page: heading, section, line range, and its question and answer lines."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    heads, fence = [], None
+    for i, line in enumerate(lines):
+        s = line.lstrip()
+        if s.startswith("```"):
+            ticks = len(s) - len(s.lstrip("`"))
+            fence = ticks if fence is None else (None if ticks >= fence and not s.strip("`").strip() else fence)
+        elif fence is None and re.match(r"#{1,6} ", line):
+            heads.append(i)
+    found, section = [], None
+    for n, i in enumerate(heads):
+        level, text = lines[i].split(" ", 1)
+        section = text.strip() if level == "##" else section
+        if level != "###" or section is None:
+            continue
+        stop = heads[n + 1] if n + 1 < len(heads) else len(lines)
+        answer = [j for j in range(i, stop) if lines[j].startswith('??? question "Answer"')]
+        assert answer, f"{path.name}:{i + 1}: a drill without an answer"
+        number, title = re.match(r"(\d+)\. (.*)", text.strip()).groups()
+        found.append(dict(page=path, number=int(number), title=title, section=section, heading=text.strip(),
+                          question=(i + 1, answer[0] + 1), answer=(answer[0] + 1, stop), lines=lines))
+    return found
+
+
+DRILLS = [d for path in PAGES for d in page_drills(path)]
+
+
+def link(drill) -> str:
+    """The drill's address on the site: directory URL and the anchor toc makes of its heading."""
+    page = drill["page"].relative_to(DOCS).with_suffix("").as_posix()
+    return f"{BASE}{page}/#{slugify(drill['heading'].replace('`', ''), '-')}"
+
+
+def blocks_in(drill, part):
+    start, stop = drill[part]
+    return [b for b in parse_page(drill["page"]) if start < b.lineno <= stop]
+
+
+def plain(markdown_text: str) -> str:
+    """Prose as a reader sees it: without Markdown's code, link and emphasis syntax."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown_text)
+    text = re.sub(r"(\*\*|\*|`)", "", text)
+    return " ".join(text.split())
+
+
+def text_of(html_text: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", html_text)).replace("`", "").replace("*", "").split())
+
+
+def answer_prose(drill) -> list[str]:
+    """The answer's paragraphs, without its fences and marker comments."""
+    start, stop = drill["answer"]
+    lines, inside, paragraphs, current = drill["lines"], False, [], []
+    for i in range(start, stop):
+        s = lines[i].strip()
+        if s.startswith("```"):
+            inside = not inside
+            continue
+        if inside or s.startswith("<!--"):
+            continue
+        if not s:
+            if current:
+                paragraphs.append(plain(" ".join(current)))
+            current = []
+        else:
+            current.append(s)
+    if current:
+        paragraphs.append(plain(" ".join(current)))
+    return paragraphs
+
+
+def read_apkg(path: Path) -> list[dict]:
+    with zipfile.ZipFile(path) as z:
+        name = next(n for n in ("collection.anki21", "collection.anki2") if n in z.namelist())
+        db = path.parent / f"{path.stem}-{name}"
+        db.write_bytes(z.read(name))
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("select guid, flds, tags from notes").fetchall()
+    finally:
+        con.close()
+    notes = []
+    for guid, flds, tags in rows:
+        front, back = flds.split("\x1f")
+        url = re.findall(r'href="([^"]*)"', back)[-1]
+        notes.append(dict(guid=guid, front=front, back=back, tags=tags.split(), url=html.unescape(url)))
+    return notes
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    runs = []
+    for n in range(2):
+        out = tmp_path_factory.mktemp(f"deck{n}")
+        apkg, table = deck.write(out, DOCS, BASE)
+        runs.append((read_apkg(apkg), table))
+    return runs
+
+
+@pytest.fixture(scope="module")
+def notes(built):
+    return {n["url"]: n for n in built[0][0]}
+
+
+def test_every_drill_is_one_note(built, notes):
+    assert len(built[0][0]) == len(notes), "two notes link to the same drill"
+    expected = {link(d) for d in DRILLS}
+    assert len(expected) == len(DRILLS)
+    assert sorted(set(expected) - set(notes)) == [], "drills of the pages missing from the deck"
+    assert sorted(set(notes) - set(expected)) == [], "notes that are no drill of a page"
+    for path in PAGES:
+        assert any(d["page"] == path for d in DRILLS), f"{path.name}: no drill found"
+
+
+@pytest.mark.parametrize("drill", DRILLS, ids=lambda d: f"{d['page'].stem}-{d['number']}")
+def test_note_shows_the_drill(drill, notes):
+    note = notes[link(drill)]
+    assert f"{drill['number']}. {plain(drill['title'])}" in text_of(note["front"])
+    for block in blocks_in(drill, "question"):  # the question's code, and its output where shown
+        assert html.escape(expand_snippets(block.code).rstrip("\n")) in note["front"], block.where
+        if block.expected_output is not None:
+            assert html.escape(block.expected_output.rstrip("\n")) in note["front"], block.where
+    answer = blocks_in(drill, "answer")
+    assert [b for b in answer if b.runnable], f"{drill['page'].name} drill {drill['number']}: no block in the answer"
+    for block in answer:
+        assert html.escape(expand_snippets(block.code).rstrip("\n")) in note["back"], block.where
+        if block.expected_output is not None:  # the verified output, exactly as the page shows it
+            assert f"<code>{html.escape(block.expected_output.rstrip(chr(10)))}</code>" in note["back"], block.where
+    back = text_of(note["back"])
+    for paragraph in answer_prose(drill):
+        assert paragraph in back, f"answer text missing from the back: {paragraph!r}"
+    label = re.match(r"(\w+)\b[^:`]*: ", drill["title"])
+    kind = label.group(1) if label and label.group(1) in LABELS else DEFAULT.get(drill["page"].name, drill["section"])
+    assert sorted(note["tags"]) == sorted([
+        f"page::{drill['page'].stem}", "kind::" + kind.replace(" ", "_"),
+        "section::" + drill["section"].replace(" ", "_")])
+
+
+def test_guids_are_stable(built):
+    first, second = ({n["url"]: n["guid"] for n in run[0]} for run in built)
+    assert first == second
+    assert len(set(first.values())) == len(first)
+
+
+def test_csv_has_the_same_notes(built):
+    apkg, table = built[0]
+    with open(table, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["front", "back", "tags"]
+    assert sorted((r[0], r[1], tuple(r[2].split())) for r in rows[1:]) == \
+        sorted((n["front"], n["back"], tuple(n["tags"])) for n in apkg)
+
+
+def test_every_drill_page_links_to_the_deck():
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        for name in (deck.APKG, deck.CSV):  # the page's URL is reference/<page>/
+            assert f'href="../../downloads/{name}"' in text, f"{path.name}: no link to downloads/{name}"
+
+
+NEW_PAGE = '''# Drills: new
+
+## Losses
+
+### 1. Diagnose: the loss is flat
+
+A prompt.
+
+```python
+print(1)
+```
+
+<!--pytest-codeblocks:expected-output-->
+```text
+1
+```
+
+??? question "Answer"
+
+    The reason, with `code`.
+
+    <!--pytest-codeblocks:cont-->
+    ```python
+    print(2)
+    ```
+
+    <!--pytest-codeblocks:expected-output-->
+    ```text
+    2
+    ```
+
+### 2. A second drill
+
+Prompt.
+
+```python
+x = 1
+```
+'''
+
+
+def test_a_new_page_and_a_drill_without_answer(tmp_path):
+    page = tmp_path / "reference" / "drills-new.md"
+    page.parent.mkdir()
+    page.write_text(NEW_PAGE.split("### 2.")[0], encoding="utf-8")
+    [note] = deck.deck(tmp_path)
+    assert note.kind == "Diagnose" and note.section == "Losses"
+    assert "<pre class=\"output\"><code>1</code></pre>" in note.front
+    assert "<pre class=\"output\"><code>2</code></pre>" in note.back and "The reason" in note.back
+    page.write_text(NEW_PAGE, encoding="utf-8")
+    with pytest.raises(HarnessError, match="drills-new.md:.*without a"):
+        deck.deck(tmp_path)
