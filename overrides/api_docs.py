@@ -236,9 +236,10 @@ def api_index(here: str) -> str:
     for api in sorted(API, key=str.lower):
         pages = sorted((u for u, m in MENTIONED.items() if api in m["apis"] and u != here),
                        key=lambda u: order.get(u, len(order)))
-        teaching = [u for u in pages if u and not u.startswith(NOT_TEACHING)]
-        if not teaching:
+        if not pages:
             continue
+        # an API named only by reference pages (drills, glossary) is listed under the first of them
+        teaching = [u for u in pages if u and not u.startswith(NOT_TEACHING)] or pages
         pages = teaching[:1] + [u for u in pages if u != teaching[0]]
 
         def link(target):
