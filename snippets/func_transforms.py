@@ -46,8 +46,11 @@ def per_sample_grads_loop(model, x, y):
     return {name: torch.stack([r[i] for r in rows]) for i, name in enumerate(names)}
 
 
-def per_sample_grads_vmap(model, x, y):
-    """grad of a one-example loss, vmapped over the examples. Returns {name: (N, *param.shape)}."""
+def per_sample_grads_vmap(model, x, y, randomness="error"):
+    """grad of a one-example loss, vmapped over the examples. Returns {name: (N, *param.shape)}.
+
+    ``randomness`` is vmap's: "error" (raise at a random op such as dropout), "different"
+    (one draw per example) or "same" (one draw shared by the batch)."""
     _check(model, x, y)
     params = {name: p.detach() for name, p in model.named_parameters()}
 
@@ -56,7 +59,7 @@ def per_sample_grads_vmap(model, x, y):
         return F.cross_entropy(logits, y_n.unsqueeze(0))               # ()
 
     # grad differentiates w.r.t. the first argument (the dict); vmap maps x and y over dim 0
-    return vmap(grad(loss_one), in_dims=(None, 0, 0))(params, x, y)
+    return vmap(grad(loss_one), in_dims=(None, 0, 0), randomness=randomness)(params, x, y)
 # --8<-- [end:per_sample]
 
 

@@ -36,18 +36,25 @@ def _check_maker(make_optimizer, p):
 
 
 # --8<-- [start:in_backward]
-def step_in_backward(model, make_optimizer):
+def step_in_backward(model, make_optimizer, step_if=None):
     """Give each parameter its own optimizer, stepped by a post-accumulate-grad hook.
 
     ``make_optimizer(params)`` builds an optimizer, e.g. ``lambda ps: torch.optim.SGD(ps, lr=0.1)``.
     After ``loss.backward()`` every parameter is updated and every ``.grad`` is None.
+    ``step_if()``, if given, is asked in each hook: when it returns False the hook neither
+    steps nor frees, so ``.grad`` accumulates (a micro-batch that is not the last one).
     Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
     """
     params = _check_model(model)
     _check_maker(make_optimizer, params[0])
+    if step_if is not None and not callable(step_if):
+        raise TypeError("step_if must be a function of no arguments that returns True on the "
+                        f"micro-batch that should step, got {type(step_if).__name__}")
     optimizers = {p: make_optimizer([p]) for p in params}
 
     def hook(p):                       # called with the parameter, after p.grad is final
+        if step_if is not None and not step_if():
+            return                     # not the last micro-batch: keep accumulating
         optimizers[p].step()
         optimizers[p].zero_grad(set_to_none=True)   # free this gradient now
 

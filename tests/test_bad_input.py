@@ -389,6 +389,7 @@ def _cases():
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(frozen(), sgd), ValueError, "model has no parameter that requires grad"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: None), TypeError, "make_optimizer must return a torch.optim.Optimizer, got NoneType"),
         ("optim_in_backward", "step_in_backward", "nonfinite", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(ps, lr=NAN)), ValueError, "the optimizer's lr is nan: every step would make the parameters NaN"),
+        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd, step_if=True), TypeError, "step_if must be a function of no arguments that returns True on the micro-batch that should step, got bool"),
         ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, "model must be an nn.Module, got generator"),
         ("optim_in_backward", "GradBytes", "shape", lambda: call("optim_in_backward", "GradBytes")(frozen()), ValueError, "model has no parameter that requires grad"),
         # precision

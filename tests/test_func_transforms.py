@@ -37,6 +37,23 @@ def test_rows_differ_so_a_broadcast_batch_gradient_would_fail():
     assert not torch.allclose(g[0], g[1])
 
 
+def test_dropout_needs_randomness_and_different_draws_the_loops_masks():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(), torch.nn.Dropout(0.5), torch.nn.Linear(8, 2))
+    x, y = torch.randn(5, 3), torch.tensor([0, 1, 1, 0, 1])
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        per_sample_grads_vmap(model, x, y)
+    torch.manual_seed(1)
+    batched = per_sample_grads_vmap(model, x, y, randomness="different")
+    torch.manual_seed(1)
+    looped = per_sample_grads_loop(model, x, y)
+    for name in looped:
+        torch.testing.assert_close(batched[name], looped[name])
+    torch.manual_seed(1)
+    same = per_sample_grads_vmap(model, x, y, randomness="same")
+    assert not torch.allclose(same["0.weight"], looped["0.weight"])
+
+
 def test_neither_touches_grad():
     model, x, y = _setup()
     per_sample_grads_loop(model, x, y)

@@ -34,6 +34,29 @@ def test_same_parameters_as_an_ordinary_step_over_three_steps(make_opt):
         assert b.grad is None
 
 
+@pytest.mark.parametrize("make_opt", [
+    lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: torch.optim.Adam(ps, lr=0.01),
+])
+def test_step_if_accumulates_micro_batches_into_one_step(make_opt):
+    torch.manual_seed(1)
+    xs = list(torch.randn(12, 6).chunk(3))
+    normal, fused, every = make_model(), make_model(), make_model()
+    opt = make_opt(list(normal.parameters()))
+    last = {"now": False}
+    step_in_backward(fused, make_opt, step_if=lambda: last["now"])
+    step_in_backward(every, make_opt)
+    for i, x in enumerate(xs):
+        last["now"] = i == len(xs) - 1
+        for model in (normal, fused, every):
+            (model(x).pow(2).mean() / len(xs)).backward()
+    opt.step()
+    for a, b, c in zip(normal.parameters(), fused.parameters(), every.parameters()):
+        torch.testing.assert_close(a, b)
+        assert b.grad is None
+        assert not torch.allclose(a, c)     # a step per micro-batch is another update
+
+
 def test_peak_gradient_bytes():
     x = torch.randn(4, 6)
     sizes = [p.numel() * p.element_size() for p in make_model().parameters()]
