@@ -178,6 +178,9 @@ from nbclient.exceptions import CellExecutionError
 
 url, out = sys.argv[1], sys.argv[2]
 nb = nbformat.reads(urllib.request.urlopen(url, timeout=60).read().decode("utf-8"), as_version=4)
+for cell in nb.cells:  # the stored outputs cleared first, as "Clear all outputs" then "Run all"
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
 try:
     NotebookClient(nb, timeout=600, kernel_name="python3").execute()
     failed = ""
