@@ -1,27 +1,63 @@
 # The commands of the README: `make serve`, `make test`, `make test-page PAGE=...`,
-# `make test-torch` and `make drift TORCH=...`. Each sets up .venv first; set-up is skipped when .venv is up to
-# date with pyproject.toml and constraints.txt.
-PYTHON ?= python3.11
+# `make test-torch` and `make drift TORCH=...`.
+#
+# `make serve` needs Python 3.10-3.13 and no torch: it installs the site stack alone
+# (requirements-serve.txt) into .venv-serve, or uses .venv when that is set up and current.
+# Every other target sets up .venv, the book's whole pinned stack (torch 2.13.0, the test tools),
+# which needs Python 3.11. Set-up is skipped when the venv is up to date with its pin files.
+# PYTHON=/path/to/python picks the interpreter; by default `make serve` takes the newest
+# python3.13 ... python3.10 on PATH that runs (a pyenv shim of a version not selected does not)
+# and the other targets python3.11.
+runs = $(shell for p in $(1); do command -v $$p >/dev/null 2>&1 && $$p -c '' >/dev/null 2>&1 && echo $$p && break; done)
+PYTHON ?=
+SERVE_PYTHON := $(or $(PYTHON),$(call runs,python3.13 python3.12 python3.11 python3.10),python3)
+BOOK_PYTHON  := $(or $(PYTHON),$(call runs,python3.11),$(SERVE_PYTHON))
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+SERVE_VENV ?= .venv-serve
+PORT   ?= 8000
 PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve test test-cpu test-torch test-page build drift clean
+.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build drift clean
 
 $(STAMP): pyproject.toml constraints.txt
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "the book needs Python 3.11; run: make PYTHON=/path/to/python3.11 ..."'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
+	test -x $(BIN)/python || $(BOOK_PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
 	touch $(STAMP)
 
+# The venv `make serve` runs in: .venv when it is set up and current (it holds the site stack
+# too), else $(SERVE_VENV) with requirements-serve.txt alone. $(SERVE_VENV)/.installed records
+# the Python version and the pins it was set up with (content, not dates: a fresh clone, or a
+# venv kept elsewhere with SERVE_VENV=..., is reused when both match; else it is made again).
+SERVE_BIN = $(if $(shell test -f $(STAMP) && test $(STAMP) -nt pyproject.toml && test $(STAMP) -nt constraints.txt && echo y),$(BIN),$(SERVE_VENV)/bin)
+
+serve-venv:
+	@if [ "$(SERVE_BIN)" = "$(SERVE_VENV)/bin" ]; then \
+	  $(SERVE_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 10) <= v <= (3, 13) else "make serve needs Python 3.10-3.13; $(SERVE_PYTHON) is Python %d.%d. Run: make serve PYTHON=/path/to/python3.1x" % v)' || exit 1; \
+	  want="$$($(SERVE_PYTHON) -c 'import sys; print(sys.version)'; cat requirements-serve.txt)"; \
+	  if [ "$$(cat $(SERVE_VENV)/.installed 2>/dev/null)" != "$$want" ]; then \
+	    echo "setting up $(SERVE_VENV) (the site stack on $$($(SERVE_PYTHON) -V))"; \
+	    rm -rf $(SERVE_VENV) && $(SERVE_PYTHON) -m venv $(SERVE_VENV) && \
+	    $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-serve.txt && \
+	    printf '%s\n' "$$want" > $(SERVE_VENV)/.installed || exit 1; \
+	  fi; \
+	fi
+
 # Rebuilds only the pages whose source changed (a page added or deleted rebuilds all).
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
-# shows; `make build` and `make test` are strict.
-serve: $(STAMP)
-	$(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
+# shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
+serve: serve-venv
+	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
+
+# The notebooks: generated (bookcheck/notebook_gen.py), executed, their outputs stored in
+# docs/notebooks/*.ipynb (tests/test_notebook_outputs.py fails when they are not current).
+notebooks: $(STAMP)
+	$(BIN)/python -m bookcheck.notebook_gen
+	$(BIN)/python -m bookcheck.notebooks
 
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
@@ -29,6 +65,11 @@ build: $(STAMP)
 # Checks that passed before with identical inputs are not run again; FRESH=1 runs every check.
 test: $(STAMP)
 	$(BIN)/python -m pytest $(if $(FRESH),--fresh)
+
+# `make serve` from a fresh clone on each Python 3.10-3.13 found (PATH or pyenv), each page kind
+# fetched over HTTP (tests/test_serve_anywhere.py; CI runs it within `make test`).
+test-serve: $(STAMP)
+	BOOK_SERVE=1 $(BIN)/python -m pytest -q -s tests/test_serve_anywhere.py
 
 # The pages' blocks again on torch's plain CPU kernels (no vector instructions): a block whose
 # output depends on the order in which this CPU adds floats fails here. CI runs it after `test`.
@@ -49,4 +90,4 @@ drift: $(STAMP)
 	$(BIN)/python -m bookcheck.drift --torch $(TORCH)
 
 clean:
-	rm -rf site $(VENV)
+	rm -rf site $(VENV) $(SERVE_VENV)

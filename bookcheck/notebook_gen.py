@@ -1,8 +1,10 @@
 """Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``) from Python modules.
 
-``python -m bookcheck.notebook_gen`` writes every notebook of ``BUILDERS`` into
-``docs/notebooks/``, without outputs (execution_count null, outputs []), so they diff cleanly.
-``tests/test_exercises.py`` fails if a committed notebook differs from what this module builds,
+``python -m bookcheck.notebook_gen`` writes every notebook of ``BUILDERS`` whose cells changed
+into ``docs/notebooks/``, without outputs (execution_count null, outputs []); then
+``python -m bookcheck.notebooks`` executes them and stores their outputs (``make notebooks`` runs
+both). ``tests/test_exercises.py`` fails if a committed notebook, its outputs aside, differs from
+what this module builds, ``tests/test_notebook_outputs.py`` if its stored outputs are not current,
 and ``tests/test_notebooks_anywhere.py`` runs each one, downloaded from the built site, in a
 fresh environment outside the repository.
 
@@ -420,16 +422,26 @@ def text(name):
     return nbformat.writes(build(name)) + "\n"
 
 
+def committed_cells(path):
+    """The notebook file at ``path`` as this module writes it: its outputs removed."""
+    from .notebooks import without_outputs
+
+    return nbformat.writes(without_outputs(nbformat.read(path, as_version=4))) + "\n"
+
+
 def main(argv=None):
-    """Write every notebook into docs/notebooks/ (or into the folder given as argument)."""
+    """Write every notebook whose cells changed into docs/notebooks/ (or into the folder given as
+    argument), without outputs; a notebook whose cells are unchanged keeps its stored outputs."""
     cli = argparse.ArgumentParser(prog="python -m bookcheck.notebook_gen", description=main.__doc__)
     cli.add_argument("folder", nargs="?", type=Path, default=NOTEBOOKS, help=f"default {NOTEBOOKS}")
     folder = cli.parse_args(argv).folder
     folder.mkdir(parents=True, exist_ok=True)
     for name in BUILDERS:
         path = folder / f"{name}.ipynb"
+        if path.is_file() and committed_cells(path) == text(name):
+            continue
         path.write_text(text(name), encoding="utf-8")
-        print(path)
+        print(f"{path}: written without outputs (python -m bookcheck.notebooks executes it)")
 
 
 if __name__ == "__main__":

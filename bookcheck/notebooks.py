@@ -1,6 +1,16 @@
-"""Notebooks executed once per content key, the result shared by the site build and the tests.
+"""The notebooks of docs/notebooks/: executed with their outputs stored in the repository, and
+executed again once per content key to prove those outputs current.
 
-The key is the notebook's bytes, the data files in its folder, every file under
+The site shows each notebook as committed: mkdocs-jupyter does not execute them
+(``execute: false`` in mkdocs.yml), so serving the book needs no torch. The outputs are written by
+
+    python -m bookcheck.notebooks [NOTEBOOK ...]   execute, store the outputs (default: every one)
+
+(``make notebooks`` runs the generator first). ``stale(path)`` is what the tests check: the
+stored outputs against a fresh execution, execution counts, timings and memory addresses aside.
+
+An execution is cached per content key. The key is the notebook's sources (not its stored
+outputs), the data files in its folder, every file under
 ``snippets/`` (a notebook may load any of them: a workshop notebook loads its task with
 importlib), ``constraints.txt`` and ``pyproject.toml``, and the torch and Python versions: a
 change to any of them executes the notebook afresh. Executed notebooks are kept in
@@ -76,9 +86,16 @@ def key_inputs(path: Path) -> list[Path]:
     return folder + package + [ROOT / n for n in KEY_FILES if (ROOT / n).is_file()]
 
 
+def sources(path: Path) -> str:
+    """The notebook's cells (type and source) and metadata: what executing it reads of it."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    cells = [[c["cell_type"], "".join(c["source"])] for c in nb["cells"]]
+    return json.dumps({"cells": cells, "metadata": nb.get("metadata", {})}, sort_keys=True)
+
+
 def content_key(path: Path) -> str:
     h = hashlib.sha256()
-    h.update(Path(path).read_bytes())
+    h.update(sources(path).encode())
     for dep in key_inputs(path):
         h.update(str(dep).encode() + b"\0" + dep.read_bytes())
     h.update(versions().encode())
@@ -115,9 +132,9 @@ def execute(path: Path, timeout: int = 120):
         if failed.is_file():
             error = json.loads(failed.read_text(encoding="utf-8"))
             raise CellExecutionError(error["traceback"], error["ename"], error["evalue"])
-        nb = nbformat.read(path, as_version=4)
+        nb = without_outputs(nbformat.read(path, as_version=4))
         try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3",
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                            resources={"metadata": {"path": str(path.parent)}}).execute()
         except CellExecutionError as exc:
             failed.write_text(json.dumps({"traceback": exc.traceback, "ename": exc.ename, "evalue": exc.evalue}),
@@ -130,3 +147,101 @@ def execute(path: Path, timeout: int = 120):
             if old != done:
                 old.unlink(missing_ok=True)
         return nb
+
+
+# ------------------------------------------------------------------ stored outputs
+
+ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+
+
+def without_outputs(nb):
+    """A copy of ``nb`` with no outputs and no execution counts (what the generator writes)."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            cell.metadata.pop("execution", None)
+    return nb
+
+
+def with_outputs(committed, executed):
+    """``committed`` with the outputs and execution counts of ``executed`` (the same cells);
+    the committed metadata is kept (an execution adds the kernel's Python version to it)."""
+    import copy
+
+    nb = copy.deepcopy(committed)
+    for cell, done in zip(nb.cells, executed.cells, strict=True):
+        if cell.cell_type == "code":
+            cell.outputs = done.outputs
+            cell.execution_count = done.execution_count
+            cell.metadata.pop("execution", None)
+    return nb
+
+
+def outputs(nb) -> list:
+    """What a reader sees of each code cell's outputs: no execution counts, no metadata, memory
+    addresses as 0x..., so that two executions of an unchanged notebook compare equal."""
+    def plain(value):
+        if isinstance(value, str):
+            return ADDRESS.sub("0x...", value)
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items() if k not in {"execution_count", "metadata"}}
+        return value
+
+    return [plain([dict(o) for o in c.outputs]) for c in nb.cells if c.cell_type == "code"]
+
+
+def stale(path: Path) -> list[str]:
+    """How the outputs stored in the notebook at ``path`` differ from a fresh execution of it
+    (empty: they are current). Raises CellExecutionError when a cell fails."""
+    import difflib
+
+    import nbformat
+
+    stored = nbformat.read(Path(path), as_version=4)
+    fresh = execute(Path(path))
+    problems = []
+    code = [c for c in stored.cells if c.cell_type == "code"]
+    for i, (cell, mine, theirs) in enumerate(zip(code, outputs(stored), outputs(fresh), strict=True)):
+        if mine != theirs:
+            diff = difflib.unified_diff(json.dumps(mine, indent=1).splitlines(), json.dumps(theirs, indent=1).splitlines(),
+                                        "stored", "executed", lineterm="", n=1)
+            first = cell.source.splitlines()[0] if cell.source else ""
+            problems.append(f"code cell {i + 1} ({first!r}):\n" + "\n".join(diff))
+    return problems
+
+
+def store(path: Path) -> bool:
+    """Execute the notebook at ``path`` and write its outputs into it; True if the file changed."""
+    import nbformat
+
+    path = Path(path)
+    committed = nbformat.read(path, as_version=4)
+    text = nbformat.writes(with_outputs(committed, execute(path))) + "\n"
+    if text == path.read_text(encoding="utf-8"):
+        return False
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+def main(argv=None):
+    """Execute the book's notebooks and store their outputs in them (default: every notebook of
+    docs/notebooks/)."""
+    import argparse
+    from concurrent.futures import ThreadPoolExecutor
+
+    cli = argparse.ArgumentParser(prog="python -m bookcheck.notebooks", description=main.__doc__)
+    cli.add_argument("notebooks", nargs="*", type=Path)
+    paths = cli.parse_args(argv).notebooks or sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
+    with ThreadPoolExecutor(4) as pool:  # kernel start-up and the torch import dominate
+        for path, changed in zip(paths, pool.map(store, paths)):
+            print(f"{path}: {'outputs written' if changed else 'outputs current'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -19,10 +19,16 @@ from . import ROOT, HarnessError, markers, rel
 KINDS = ("run", "skipped", "diagram", "checked diagram", "version output", "unaccounted")
 
 
+VENDORED_PARSER = Path(__file__).parent / "vendor" / "pytest_codeblocks_main.py"
+
+
 @functools.lru_cache(maxsize=1)
 def _codeblocks_parser():
+    """pytest-codeblocks' fence parser, read from its file (the package's __init__ imports
+    pytest): the installed one, else the identical copy in bookcheck/vendor/ (the build
+    under `make serve`, whose venv holds no test tools)."""
     spec = importlib.util.find_spec("pytest_codeblocks")
-    main = Path(spec.submodule_search_locations[0]) / "main.py"
+    main = Path(spec.submodule_search_locations[0]) / "main.py" if spec else VENDORED_PARSER
     module_spec = importlib.util.spec_from_file_location("bookcheck._codeblocks_main", main)
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)

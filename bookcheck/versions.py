@@ -35,7 +35,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 from . import ROOT
@@ -142,6 +141,8 @@ def venv_for(version: str) -> Path:
             if line.strip() and not line.startswith("#") and not line.lower().startswith("torch==")]
     constraints = venv / "constraints.txt"
     constraints.write_text("\n".join(pins) + "\n", encoding="utf-8")
+    import tomllib  # Python 3.11+: only the test tooling, never the build, reads pyproject.toml
+
     book = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["book"]
     deps = [d for d in book if not d.lower().startswith("torch==")]
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",

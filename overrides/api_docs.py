@@ -19,8 +19,12 @@ from __future__ import annotations
 import html as html_module
 import posixpath
 import re
+import sys
+from pathlib import Path
 
-from bookcheck import versions
+if str(Path(__file__).resolve().parent.parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bookcheck of this checkout
+from bookcheck import versions  # noqa: E402
 
 BASE = "https://docs.pytorch.org/docs/{}/".format(".".join(versions.pinned().split(".")[:2]))
 

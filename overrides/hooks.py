@@ -13,16 +13,22 @@
    mkdocs-jupyter (nbconvert's) embeds a MathJax loader, and a module script that imports
    mermaid from a CDN when a notebook has a mermaid output. The book typesets math with its
    vendored KaTeX and makes no request off its own origin, so both are removed.
-3. Notebooks are executed once per content key (bookcheck.notebooks: the notebook, the
-   snippets it imports, torch and Python versions), and that key is part of mkdocs-jupyter's
-   own cache key, so `make serve` and repeated builds never execute a notebook whose key is
-   unchanged, and the tests use the same executed notebooks.
+3. Notebooks are shown as committed, with their stored outputs (mkdocs-jupyter's `execute: false`;
+   bookcheck.notebooks writes them and the tests prove them current). mkdocs-jupyter caches each
+   converted page by the notebook's bytes and its options; the versions of the libraries that
+   render it are added to that key, so a venv with other versions (`make serve` on another
+   Python) never reuses pages another one converted.
 4. Rebuilds stay fast: mermaid2's HTML pass is skipped on pages without a diagram (it parses
    every page with BeautifulSoup to find one), and code highlighting is cached by
    (code, language, options).
+
+Serving needs no torch: nothing here, in overrides/site_hooks.py or overrides/api_docs.py, nor
+what they import of bookcheck, imports it (tests/test_serve_anywhere.py builds without it). The
+book's bookcheck is imported from this checkout, whichever venv runs mkdocs.
 """
 
 import datetime
+import hashlib
 import re
 import subprocess
 import sys
@@ -30,6 +36,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = {}
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # bookcheck of this checkout (the serve venv does not install it)
 
 CDN_SCRIPTS = [
     re.compile(r'<script src="[^"]*"> ?</script>\s*<!-- MathJax configuration -->', re.S),
@@ -75,40 +83,28 @@ def on_config(config):
     # The other torch versions every page's blocks run on, each with its passing run of exactly
     # these files (make test-torch), or None.
     BUILD["also"] = [dict(version=v, verified=results.verified(path=results.verified_path(v))) for v in versions.also()]
-    _share_notebook_execution()
+    _key_notebook_pages_by_versions()
     _skip_mermaid_pass_without_diagrams(config)
     _cache_highlighting()
     return config
 
 
-def _share_notebook_execution():
-    import tempfile
+def _key_notebook_pages_by_versions():
+    from importlib.metadata import version
 
     from mkdocs_jupyter import plugin as jupyter
-
-    from bookcheck import notebooks
 
     if getattr(jupyter, "_book_keyed", False):
         return
     key_of = jupyter._compute_cache_key
-    nb2html = jupyter.convert.nb2html
+    renderers = ";".join(f"{name}={version(name)}" for name in (
+        "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "Pygments", "jupyterlab_pygments"))
+    salt = renderers + f";python={sys.version_info[:2]}"
 
     def cache_key(nb_path, config, exec_nb):
-        return key_of(nb_path, config, exec_nb) + (notebooks.content_key(nb_path) if exec_nb else "")
-
-    def executed_nb2html(nb_path, execute=False, **kwargs):
-        if not (execute and str(nb_path).endswith(".ipynb")):
-            return nb2html(nb_path, execute=execute, **kwargs)
-        import nbformat
-
-        nb = notebooks.execute(Path(nb_path))  # raises CellExecutionError if a cell fails
-        with tempfile.TemporaryDirectory() as tmp:
-            done = Path(tmp) / Path(nb_path).name
-            nbformat.write(nb, done)
-            return nb2html(str(done), execute=False, **kwargs)
+        return key_of(nb_path, config, exec_nb) + "-" + hashlib.sha256(salt.encode()).hexdigest()[:12]
 
     jupyter._compute_cache_key = cache_key
-    jupyter.convert.nb2html = executed_nb2html
     jupyter._book_keyed = True
 
 

@@ -76,9 +76,8 @@ def _build_command(dest: Path, config: Path):
 
 
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
-    """``mkdocs build --strict`` into ``dest``. Notebooks are executed once per content key
-    (bookcheck.notebooks), so a change to a notebook, anything under snippets/, torch or
-    Python executes them afresh."""
+    """``mkdocs build --strict`` into ``dest``. Notebooks are shown with their stored outputs
+    (not executed; tests/test_notebook_outputs.py proves those current)."""
     command, env = _build_command(dest, config)
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
@@ -90,12 +89,12 @@ class Background:
     (``python tests/site_check.py background WORKDIR``), started when the tests start: while
     the pages' blocks run in the test process, no browser, server or build thread runs there.
 
-    The process builds the book, then the two fixture sites, then opens every page of the book
+    The process builds the book, then the fixture site, then opens every page of the book
     (inspect_site with site_a11y.page_checks); it writes each result to WORKDIR/<job>.json and
     prints the job's name when it is done. ``build(name)`` and ``site_pass()`` wait for a job
     by reading those lines (no polling, no timer)."""
 
-    JOBS = ("book", "notebook-site", "broken-site")
+    JOBS = ("book", "broken-site")
 
     def __init__(self):
         self.proc = None
@@ -156,7 +155,6 @@ def background(workdir: Path) -> None:
 
     configs = {
         "book": lambda: ROOT / "mkdocs.yml",
-        "notebook-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "notebook-site", workdir / "notebook-site"),
         "broken-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir / "broken-site"),
     }
     for job, config in configs.items():

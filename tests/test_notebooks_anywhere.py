@@ -10,9 +10,8 @@ and every cell must pass. With the wheel missing from the site, the set-up cell 
 the message that says what to run.
 
 The site built here has the book's mkdocs.yml, hooks and theme, and the generated notebooks as
-its only pages, not executed at build time (tests/test_site.py builds the whole book and
-executes them; here the reader's copy is what is tested, and building 60 pages would add
-minutes). The venv is cached outside the repository, keyed on the Python version and the pins,
+its only pages (tests/test_site.py builds the whole book; here the reader's copy is what is
+tested, and building 60 pages would add minutes). The venv is cached outside the repository, keyed on the Python version and the pins,
 and each run works on a hard-linked copy of it, so the cache is never modified.
 """
 
@@ -132,7 +131,7 @@ _TagsAsNone.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, su
 
 
 def jupyter_options():
-    """The book's mkdocs-jupyter options, without execution (tests/test_site.py executes)."""
+    """The book's mkdocs-jupyter options (notebooks are not executed), without its cache."""
     config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TagsAsNone)
     [options] = [p["mkdocs-jupyter"] for p in config["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
     return {k: v for k, v in options.items() if v is not None} | {"execute": False, "cache": False}
@@ -179,6 +178,9 @@ from nbclient.exceptions import CellExecutionError
 
 url, out = sys.argv[1], sys.argv[2]
 nb = nbformat.reads(urllib.request.urlopen(url, timeout=60).read().decode("utf-8"), as_version=4)
+for cell in nb.cells:  # the stored outputs cleared first, as "Clear all outputs" then "Run all"
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
 try:
     NotebookClient(nb, timeout=600, kernel_name="python3").execute()
     failed = ""

@@ -44,18 +44,11 @@ def test_test_markers_do_not_reach_the_html(book):
         assert not re.search(r"</div>\s*</p>", html), f"{page}: a code block wrapped in a paragraph"
 
 
-def test_notebook_is_executed_and_downloadable(book):
+def test_notebook_page_shows_its_stored_outputs_and_is_downloadable(book):
     page = (book.site / "notebooks" / "first-notebook" / "index.html").read_text(encoding="utf-8")
-    assert "tensor(12.)" in page  # the executed cell's real output
+    assert "tensor(12.)" in page  # the stored output (test_notebook_outputs.py: it is current)
     assert 'href="first-notebook.ipynb"' in page and "download" in page
     assert (book.site / "notebooks" / "first-notebook" / "first-notebook.ipynb").is_file()
-
-
-def test_a_notebook_cell_that_raises_fails_the_build():
-    built = site_check.BACKGROUND.build("notebook-site")
-    assert built.returncode != 0
-    assert "element 0 of tensors does not require grad" in built.log
-    assert "CellExecutionError" in built.log
 
 
 def test_every_page_works_in_the_browser(inspected):

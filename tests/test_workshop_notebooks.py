@@ -1,5 +1,5 @@
-"""The workshop's notebooks: committed as bookcheck/notebook_gen.py builds them, without
-outputs, and each runs top to bottom in a fresh kernel, ending with the checker's verdict on
+"""The workshop's notebooks: committed as bookcheck/notebook_gen.py builds them, with
+their stored outputs (proven current by test_notebook_outputs.py), and each runs top to bottom in a fresh kernel, ending with the checker's verdict on
 the starter (FAIL) or, with the reference backward put in the reader's cell, PASS."""
 
 from concurrent.futures import ThreadPoolExecutor
@@ -15,12 +15,12 @@ from snippets.workshop import TASKS
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_committed_notebook_is_the_generated_one_without_outputs(task):
+def test_committed_notebook_is_the_generated_one_with_its_outputs(task):
     path = NOTEBOOKS / f"{notebooks.name(task)}.ipynb"
-    assert path.read_text(encoding="utf-8") == generator.text(notebooks.name(task)), (
-        f"{path} is not what the generator builds: run .venv/bin/python -m bookcheck.notebook_gen")
+    assert generator.committed_cells(path) == generator.text(notebooks.name(task)), (
+        f"{path} is not what the generator builds: run make notebooks")
     nb = nbformat.read(path, as_version=4)
-    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code")  # test_notebook_outputs.py
     assert nb.cells[-1].source.endswith(f"print(check({task!r}, backward, forward))")
 
 

@@ -1,0 +1,81 @@
+"""The notebooks' stored outputs are current.
+
+The site shows each notebook of docs/notebooks/ as committed, outputs included (mkdocs-jupyter
+does not execute them, so serving the book needs no torch). Here each one is executed afresh
+(bookcheck.notebooks: once per content key, the execution shared with the other notebook tests)
+and every code cell's outputs must equal the stored ones, execution counts, timings and memory
+addresses aside. `make notebooks` writes them.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient.exceptions import CellExecutionError
+
+from bookcheck import ROOT, notebooks
+
+NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
+FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_stored_outputs_are_what_the_notebook_prints(path):
+    problems = notebooks.stale(path)
+    assert problems == [], f"{path.relative_to(ROOT)}: stored outputs are not current (run make notebooks):\n" + \
+        "\n".join(problems)
+
+
+def test_every_code_cell_is_stored_executed():
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), path.name
+
+
+def _copy(tmp_path, edit):
+    path = tmp_path / "first-notebook.ipynb"
+    nb = json.loads((ROOT / "docs" / "notebooks" / "first-notebook.ipynb").read_text(encoding="utf-8"))
+    edit([c for c in nb["cells"] if c["cell_type"] == "code"])
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return path
+
+
+def test_a_changed_output_is_reported_with_its_cell(tmp_path):
+    def tamper(code):
+        code[0]["outputs"][0]["text"] = ["tensor(13.)\n"]
+
+    [problem] = notebooks.stale(_copy(tmp_path, tamper))
+    assert problem.startswith("code cell 1 ('import torch'):")
+    assert '-  "text": "tensor(13.)\\n"' in problem and '+  "text": "tensor(12.)\\n"' in problem
+
+
+def test_a_missing_output_is_reported(tmp_path):
+    def drop(code):
+        code[1]["outputs"] = []
+
+    [problem] = notebooks.stale(_copy(tmp_path, drop))
+    assert problem.startswith("code cell 2 ('assert x.grad.item() == 12.0'):")
+
+
+def test_execution_counts_timings_and_addresses_are_not_outputs(tmp_path):
+    def renumber(code):
+        for i, cell in enumerate(code):
+            cell["execution_count"] = 40 + i
+            cell["metadata"]["execution"] = {"iopub.execute_input": "2026-01-01T00:00:00Z"}
+        code[1]["outputs"][0]["execution_count"] = 41
+
+    assert notebooks.stale(_copy(tmp_path, renumber)) == []
+    assert notebooks.ADDRESS.sub("0x...", "<object at 0x7f3a2b1c9d60>") == "<object at 0x...>"
+
+
+def test_a_notebook_whose_cell_raises_fails(tmp_path):
+    shutil.copy(FIXTURES / "failing.ipynb", tmp_path)
+    with pytest.raises(CellExecutionError, match="element 0 of tensors does not require grad"):
+        notebooks.stale(tmp_path / "failing.ipynb")
+
+
+def test_the_site_does_not_execute_notebooks():
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "\n      execute: false\n" in text and "\n      allow_errors: false\n" in text

@@ -1,0 +1,214 @@
+"""`make serve` works from a fresh clone on every Python from 3.10 to 3.13 found here, without torch.
+
+For each Python: the repository is cloned (`git clone`, then the working tree's uncommitted
+changes laid over it, so the clone holds exactly what `git commit -a` plus the new files would),
+and `make serve PYTHON=... PORT=... SERVE_VENV=...` is run in it with a clean environment (no
+PYTHONPATH, no venv active). A Markdown page, a notebook page (its stored output) and a page
+with diagrams must then come back over HTTP with status 200 and their content.
+
+The venv of the site stack is made by the Makefile itself, once per Python and
+requirements-serve.txt, in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-book/), and
+reused: the Makefile's stamp in it records the Python and the pins. A Python that is not found
+is skipped with its name. Each run prints the time to the first page and the venv's size.
+
+The Pythons run at once; with their venvs cached this takes about two minutes on two cores (four
+builds of the whole book), so it runs under CI=true (bash .ci/run) or with BOOK_SERVE=1
+(`make test-serve`), and is skipped with that reason otherwise.
+"""
+
+import contextlib
+import fcntl
+import glob
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bookcheck import ROOT
+
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+PAGES = {  # path on the site: a text the page must hold
+    "part2/misconceptions/": "misconception",  # Markdown
+    "notebooks/first-notebook/": "tensor(12.)",  # a notebook: its stored output
+    "part1/hand-trace/": 'class="mermaid"',  # diagrams
+}
+
+
+def interpreter(version):
+    """A python{version} that runs: on PATH, else pyenv's; None when there is none."""
+    candidates = [shutil.which(f"python{version}")]
+    candidates += sorted(glob.glob(str(Path.home() / ".pyenv" / "versions" / f"{version}.*" / "bin" / f"python{version}")))
+    for path in filter(None, candidates):
+        probe = subprocess.run([path, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return probe.stdout.strip()
+    return None
+
+
+def clean_env():
+    env = {k: v for k, v in os.environ.items()
+           if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHON", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    return dict(env, PYTHONNOUSERSITE="1")
+
+
+def fresh_clone(dest: Path) -> Path:
+    """``git clone`` of the repository into ``dest``, with the working tree's changes and new
+    (not ignored) files laid over it."""
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(dest)], check=True, timeout=300)
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
+
+    changed = git("diff", "--name-only", "--no-renames", "-z", "HEAD") + git("ls-files", "-o", "--exclude-standard", "-z")
+    for path in filter(None, changed):
+        source, target = ROOT / path, dest / path
+        if source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        elif target.is_file():
+            target.unlink()
+    return dest
+
+
+def cached_venv(python: str) -> Path:
+    """Where the site stack of ``python`` is kept (the Makefile sets it up there once)."""
+    version = subprocess.run([python, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             check=True).stdout
+    pins = (ROOT / "requirements-serve.txt").read_text(encoding="utf-8")
+    key = hashlib.sha256((version + pins).encode()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache / f"serve-venv-{version.split()[0]}-{key}"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as error:
+        return error.code, ""
+
+
+def size_mb(path: Path) -> float:
+    return sum(p.lstat().st_size for p in path.rglob("*")) / 1e6
+
+
+def serve_once(python: str, work: Path) -> dict:
+    """`make serve` in a fresh clone with ``python``; what it served and how fast."""
+    venv = cached_venv(python)
+    clone = fresh_clone(work / "clone")
+    assert not (clone / ".venv").exists() and not (clone / ".cache").exists()
+    port = free_port()
+    log = work / "serve.log"
+    start = time.perf_counter()
+    with open(venv.with_suffix(".lock"), "w") as lock, open(log, "w") as out:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one set-up of a venv at a time
+        set_up = not (venv / ".installed").is_file()
+        server = subprocess.Popen(["make", "--no-print-directory", "serve", f"PYTHON={python}", f"PORT={port}",
+                                   f"SERVE_VENV={venv}"], cwd=clone, env=clean_env(), stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            while True:
+                with contextlib.suppress(OSError):
+                    if get(base)[0] == 200:
+                        break
+                if server.poll() is not None:
+                    raise AssertionError(f"make serve ended ({server.returncode}):\n" + log.read_text()[-3000:])
+                if time.perf_counter() - start > 900:
+                    raise AssertionError("no page after 900 s:\n" + log.read_text()[-3000:])
+                time.sleep(0.5)
+            first_page = time.perf_counter() - start
+            pages = {page: get(base + page) for page in [*PAGES, "notebooks/first-notebook/first-notebook.ipynb"]}
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # make serve may have ended itself
+                os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=60)
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys, importlib.util as u; "
+                            "print(sys.version.split()[0], u.find_spec('torch') is None, u.find_spec('pytest') is None)"],
+                           capture_output=True, text=True, env=clean_env(), cwd=work, check=True).stdout.split()
+    return dict(pages=pages, first_page=first_page, set_up=set_up, venv=venv, size=size_mb(venv),
+                version=probe[0], without=probe[1:])
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """Every Python at once (a build is mostly one core's work): {version: result or exception}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    found = {v: interpreter(v) for v in PYTHONS}
+
+    def one(version):
+        try:
+            return serve_once(found[version], tmp_path_factory.mktemp(f"serve-{version}"))
+        except Exception as exc:  # noqa: BLE001 - raised in the test of that version
+            return exc
+
+    with ThreadPoolExecutor(len(PYTHONS)) as pool:
+        runs = {v: pool.submit(one, v) for v in PYTHONS if found[v]}
+    return {v: (runs[v].result() if v in runs else None) for v in PYTHONS}
+
+
+RUN = os.environ.get("BOOK_SERVE") == "1" or os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+@pytest.mark.skipif(not RUN, reason="serves the book from a fresh clone on Python 3.10-3.13 (minutes): "
+                                    "run make test-serve, or bash .ci/run")
+@pytest.mark.parametrize("version", PYTHONS)
+def test_make_serve_from_a_fresh_clone(version, served):
+    result = served[version]
+    if result is None:
+        pytest.skip(f"no python{version} on PATH or in ~/.pyenv/versions")
+    if isinstance(result, Exception):
+        raise result
+    assert result["version"].startswith(version + ".")
+    assert result["without"] == ["True", "True"], "the serve venv holds torch or pytest"
+    for page, text in PAGES.items():
+        status, html = result["pages"][page]
+        assert status == 200, f"{page}: HTTP {status}"
+        assert text in html, f"{page}: no {text!r} in the page"
+    assert result["pages"]["notebooks/first-notebook/first-notebook.ipynb"][0] == 200, "the notebook's download"
+    print(f"Python {result['version']}: first page after {result['first_page']:.1f} s"
+          f"{' (venv set up in this run)' if result['set_up'] else ''}; venv {result['size']:.0f} MB ({result['venv']})")
+
+
+def test_the_vendored_fence_parser_is_the_installed_one():
+    import importlib.util
+
+    from bookcheck import page
+
+    installed = Path(importlib.util.find_spec("pytest_codeblocks").submodule_search_locations[0]) / "main.py"
+    assert page.VENDORED_PARSER.read_bytes() == installed.read_bytes(), (
+        "bookcheck/vendor/pytest_codeblocks_main.py differs from the installed pytest-codeblocks: copy it again")
+
+
+def test_serve_pins_are_the_books_where_the_python_allows():
+    """On Python 3.11+ requirements-serve.txt installs the versions of constraints.txt."""
+    def pins(name, unmarked_or_311=True):
+        found = {}
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            spec, _, marker = line.partition(";")
+            if marker and "< " in marker:
+                continue  # the Python 3.10 line
+            package, version = spec.strip().split("==")
+            found[package.lower().replace("_", "-")] = version
+        return found
+
+    serve, book = pins("requirements-serve.txt"), pins("constraints.txt")
+    assert {p: v for p, v in serve.items() if p != "setuptools" and book.get(p) != v} == {}
+    assert not {"torch", "pytest", "pytest-codeblocks", "playwright", "numpy"} & set(serve)
