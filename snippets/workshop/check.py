@@ -25,7 +25,6 @@ It returns a ``Report``: ``report.passed`` and ``str(report)``, the lines a read
 
 import importlib.machinery
 import importlib.util
-import inspect
 import secrets
 import sys
 import traceback
@@ -79,7 +78,7 @@ class Mismatch(Exception):
         self.what, self.key, self.kind = what, key, kind
 
 
-class Refused(Exception):
+class _Refused(Exception):
     """The reader's code did what the workshop forbids (autograd, the reference solution)."""
 
 
@@ -169,13 +168,13 @@ class _Guard:
     def _refuse(self, what):
         def refuse(*args, **kwargs):
             self.refused = self.refused or what
-            raise Refused(what)
+            raise _Refused(what)
         return refuse
 
     def _profile(self, frame, event, arg):
         if event == "call" and frame.f_code.co_filename in self.files and not self.refused:
             self.refused = f"{frame.f_code.co_name} of {Path(frame.f_code.co_filename).stem} (the book's reference solution)"
-            raise Refused(self.refused)
+            raise _Refused(self.refused)
 
     def __enter__(self):
         import torch.autograd.forward_ad as fwad
