@@ -14,7 +14,7 @@ Training mode: the statistics are those of this batch, so every row of x moves t
 import torch
 import torch.nn.functional as F
 
-from snippets.workshop.check import _fmt, size
+from snippets.workshop.check import size
 
 EPS = 1e-5
 

@@ -13,7 +13,7 @@ overflows: exp(89) is inf in float32, exp(710) in float64).
 import torch
 import torch.nn.functional as F
 
-from snippets.workshop.check import _fmt, size
+from snippets.workshop.check import size
 
 
 # --8<-- [start:forward]
