@@ -39,8 +39,10 @@ def cells(task):
             + f"```text\n{mod.__doc__.strip()}\n```\n\n"
             "**How this notebook works.** Run it top to bottom. The forward is given; the cell "
             "\"Your backward\" holds a starter that runs and is wrong, and the last cell checks it "
-            "against torch and prints `FAIL` with the first wrong entry and a hint. Edit your "
-            "backward and run the last two cells again until it prints `all checks passed`."),
+            "against torch and prints `FAIL` with the gradient, the case and the first wrong entry, "
+            "never the formula. The cases are drawn afresh on every run; the report prints the seed. "
+            "Edit your backward and run the last two cells again until it prints `all checks passed`; "
+            "when stuck, add `hint=1` to the call (then 2, 3: the last hint is the formula)."),
         new_markdown_cell("## The forward (given)"),
         new_code_cell("\n".join(imports) + "\n" + ("\nEPS = 1e-5\n" if hasattr(mod, "EPS") else "") + "\n\n"
                       + section(task, "forward")),

@@ -503,7 +503,7 @@ def _cases():
         ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", f64(1.0, 2.0, 3.0), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, r"grad_x on case: shape \(3,\), expected \(2,\)"),
         ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", torch.ones(2), f64(1.0, 1.0), "case", "backward"), wc.Mismatch, "dtype torch.float32, expected torch.float64"),
         ("workshop.check", "compare", "shape", lambda: wc.compare("grad_x", torch.ones(2, dtype=torch.long), torch.ones(2, dtype=torch.long), "case", "backward"), TypeError, "got a torch.int64 tensor"),
-        ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(1.0, NAN), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, r"first wrong entry at \(1,\): expected 2, got nan \(1 of 2 entries wrong\)"),
+        ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(1.0, NAN), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, r"first wrong entry at \(1,\): expected 2, got nan\n1 of 2 entries wrong, 1 of them nan or inf"),
         ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(math.inf, 2.0), f64(1.0, 2.0), "case", "backward"), wc.Mismatch, "expected 1, got inf"),
         ("workshop.check", "compare", "nonfinite", lambda: wc.compare("grad_x", f64(1.0, 2.0), f64(1.0, NAN), "case", "backward"), RuntimeError, "torch's own grad_x is not finite on case: a defect of the task"),
         ("workshop.check", "get_task", "type", lambda: wc.get_task(wt), TypeError, r"get_task\(name\): name must be a task name \(a str\), one of softmax_ce, .*; got module"),
@@ -665,7 +665,9 @@ def _exempt():
     add("views", "describe shares_storage element_offsets", "nonfinite", "reads shapes, strides and storage, not values")
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
         add(f"workshop.{task}", "forward backward", "type shape nonfinite", REFERENCE)
-        add(f"workshop.{task}", "inputs", "type shape nonfinite", TASK_CASES)
+        add(f"workshop.{task}", "cases", "type shape nonfinite", TASK_CASES)
+        if task in ("logsumexp", "softmax_ce"):
+            add(f"workshop.{task}", "stable_cases", "type shape nonfinite", TASK_CASES)
         add(f"workshop.{task}", "torch_forward", "nonfinite", TORCH_LAYER)
     for task in ("batchnorm", "layernorm"):
         add(f"workshop.{task}", "torch_forward", "type", TORCH_LAYER + " (a list fails at x.size() or x.shape, naming the list)")
@@ -679,6 +681,9 @@ def _exempt():
     add("workshop.check", "tasks", "type shape nonfinite", NO_ARGS)
     add("workshop.check", "Report", "shape nonfinite", "made by check() with its own title; a reader reads str(report)")
     add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
+    add("workshop.check", "LoadError", "type shape nonfinite", "an exception class, raised by load()")
+    add("workshop.check", "draw size", "type shape nonfinite", TASK_CASES)
+    add("workshop.check", "uses_reference", "type shape nonfinite", "reads any object's globals and closure; takes no numbers")
     return e
 
 
@@ -925,23 +930,27 @@ def test_workshop_check_fails_a_nan_or_inf_result():
     """The workshop's checker: a NaN or inf anywhere in what the reader returns is a FAIL."""
     from snippets.workshop.check import check, get_task
 
-    layer = get_task("linear")
-    assert check("linear", layer.backward).passed  # the reference passes: the checks below can fail only on the NaN
+    reference = get_task("linear").backward
+    assert check("linear", reference, seed=1).passed  # the reference passes: the checks below can fail only on the NaN
+    ns = {"torch": torch}
+    exec(inspect.getsource(reference), ns)  # a reader's copy: the reference itself is refused as a reader's code
+    right = ns["backward"]
 
     def one_inf(grad_y, x, W, b):
-        grad_x, grad_W, grad_b = layer.backward(grad_y, x, W, b)
+        grad_x, grad_W, grad_b = right(grad_y, x, W, b)
         grad_W = grad_W.clone()
         grad_W[0, 1] = math.inf
         return grad_x, grad_W, grad_b
 
-    text = str(check("linear", one_inf))
-    assert "FAIL  backward: grad_W on x (4, 3), W (3, 2): first wrong entry at (0, 1)" in text and "got inf" in text
+    text = str(check("linear", one_inf, seed=1))
+    assert "FAIL  backward: grad_W is wrong on case 1 of 6 (seed 1)" in text and "first wrong entry at (0, 1)" in text
+    assert "got inf" in text
 
     def nan_forward(x, W, b):
         return (x @ W + b) * NAN
 
-    text = str(check("linear", layer.backward, nan_forward))
-    assert "FAIL  forward: output on" in text and "got nan" in text and text.endswith("a check failed")
+    text = str(check("linear", right, nan_forward, seed=1))
+    assert "FAIL  forward: output is wrong on" in text and "got nan" in text and text.endswith("a check failed")
 
 
 def test_workshop_check_run_as_a_program_points_to_the_command_line():

@@ -314,7 +314,7 @@ def _rows():
         # workshop: a reader's file that exits at import; the logsumexp reference at -inf and inf rows
         ("workshop.__main__", "main", workshop_exit_status, Torch(lambda: (2, True))),
         ("workshop.check", "load", lambda: call("workshop.check", "load")(sys_exit_file(_tmp()), "linear"),
-         (ImportError, r"called sys.exit\(0\): define backward without exiting")),
+         (importlib.import_module("snippets.workshop.check").LoadError, r"called sys.exit\(0\) at import, so nothing was checked")),
         *[("workshop.logsumexp", "forward", lambda row=row: workshop_layer("logsumexp", f64(*row)[None]),
            Torch(lambda row=row: torch_layer(lambda t: torch.logsumexp(t, -1), f64(*row)[None])))
           for row in ((-INF, -INF, -INF), (1.0, INF, 0.0), (0.0, 0.0, 0.0), (-INF, 0.0, 1.0))],
@@ -434,12 +434,16 @@ def _exempt():
     add("two_layer", "make_tensors shapes forward backward", "the hand-derived two-layer network: tests/test_two_layer.py compares with autograd")
     add("views", "describe shares_storage element_offsets", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
-        add(f"workshop.{task}", "inputs", CASES)
+        add(f"workshop.{task}", "cases", CASES)
+        if task in ("logsumexp", "softmax_ce"):
+            add(f"workshop.{task}", "stable_cases", CASES)
         add(f"workshop.{task}", "torch_forward", TORCH_LAYER)
         if task not in ("logsumexp", "softmax_ce", "maxpool"):
             add(f"workshop.{task}", "forward", REFERENCE)
         add(f"workshop.{task}", "backward", "checked with its forward (the forward rows call both)")
-    add("workshop.check", "Mismatch", EXCEPTION)
+    add("workshop.check", "Mismatch LoadError", EXCEPTION)
+    add("workshop.check", "draw size", "the checker's case drawing: a seed or a size range from the task's own code")
+    add("workshop.check", "uses_reference", "reads a function's globals and closure; no numbers")
     add("workshop.check", "Report check compare get_task run_checks starter_path tasks",
         "the checker: a NaN or inf from the reader is a failed report (test_bad_input); no degenerate value of its own")
     return e

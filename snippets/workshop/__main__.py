@@ -1,13 +1,14 @@
-"""python -m snippets.workshop list | check TASK [FILE] [--starter]
+"""python -m snippets.workshop list | check TASK [FILE] [--starter] [--seed N] [--hint N]
 
-Exit status: 0 when every check passes, 1 when one fails, 2 on bad usage (an unknown task,
-a FILE that does not exist or does not define ``backward``).
+Exit status: 0 when every check passes, 1 when one fails (or the code is refused), 2 when
+nothing could be checked: an unknown task, a FILE that does not exist, exits or raises when
+it is run, or defines no ``backward``.
 """
 
 import argparse
 import sys
 
-from snippets.workshop.check import check, get_task, load, starter_path, tasks
+from snippets.workshop.check import LoadError, check, get_task, load, starter_path, tasks
 
 
 def parser():
@@ -20,6 +21,10 @@ def parser():
     c.add_argument("file", metavar="FILE", nargs="?",
                    help="a Python file defining backward(...) (and optionally forward(...))")
     c.add_argument("--starter", action="store_true", help="check the task's starter instead")
+    c.add_argument("--seed", type=int, metavar="N", help="draw the cases from seed N (the report prints the "
+                   "seed of every run; the same seed replays the same cases)")
+    c.add_argument("--hint", type=int, metavar="N", default=0,
+                   help="on a failure, show hint N on it (1 points the way; the last gives the formula)")
     return p
 
 
@@ -37,16 +42,26 @@ def main(argv=None):
         p.error(exc.args[0])
     if args.starter and args.file:
         p.error("pass FILE or --starter, not both")
+    if args.seed is not None and args.seed < 0:
+        p.error(f"--seed must be an int >= 0, got {args.seed}")
+    if args.hint < 0:
+        p.error(f"--hint must be 1 or more (1 for the first hint), got {args.hint}")
     path = starter_path(args.task) if args.starter else args.file
     if path is None:
         backward, forward, who = mod.backward, None, "the reference solution"
     else:
         try:
             backward, forward = load(path, mod)
-        except (FileNotFoundError, ImportError, AttributeError) as exc:
+        except (FileNotFoundError, LoadError, AttributeError) as exc:
             p.error(str(exc))
         who = "the starter" if args.starter else str(path)
-    report = check(mod, backward, forward, who)
+    seed = args.seed
+    if seed is None:
+        import secrets
+        seed = secrets.randbelow(10 ** 6)
+    what = "--starter" if args.starter else (args.file or "")
+    how = lambda n: " ".join(["python -m snippets.workshop check", args.task, what, f"--seed {seed} --hint {n}"]).replace("  ", " ")
+    report = check(mod, backward, forward, who, seed=seed, hint=args.hint, how=how)
     print(report)
     return 0 if report.passed else 1
 

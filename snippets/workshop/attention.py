@@ -9,6 +9,8 @@
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import _fmt, size
+
 
 # --8<-- [start:forward]
 def forward(q, k, v):
@@ -42,31 +44,35 @@ SIGNATURE_FORWARD = "forward(q, k, v) -> out"
 SIGNATURE_BACKWARD = "backward(grad_out, q, k, v) -> (grad_q, grad_k, grad_v)"
 GRADS = ("grad_q", "grad_k", "grad_v")
 DIFF = (0, 1, 2)
-TWICE = True
-SHAPES = {"q, k, v (2, 4, 3)": (2, 4, 3), "batch 1: q, k, v (1, 5, 8)": (1, 5, 8),
-          "one position: q, k, v (1, 1, 4)": (1, 1, 4), "q, k, v (1, 3, 2)": (1, 3, 2)}
-CASES = tuple(SHAPES)[:3]
-GRADCHECK = "q, k, v (1, 3, 2)"
-STABLE = ()
 
 
-def inputs(label, dtype):
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    return tuple(torch.randn(SHAPES[label], generator=gen, dtype=dtype) for _ in range(3))
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (q, k, v))]."""
+    out = []
+    for shape, what in (((size(gen, 2, 3), size(gen, 2, 6), size(gen, 2, 5)), ""),
+                        ((1, size(gen, 2, 6), size(gen, 2, 8)), "batch 1: "),
+                        ((size(gen, 1, 3), 1, size(gen, 2, 5)), "one position: ")):
+        out.append((f"{what}q, k, v {_fmt(shape)}",
+                    tuple(torch.randn(shape, generator=gen, dtype=dtype) for _ in range(3))))
+    return out
 
 
 def torch_forward(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
-HINTS = {
-    "forward": "scores q @ k^T / sqrt(d); set the entries above the diagonal (the future) to -inf "
-               "before the softmax over the last dimension; then multiply by v",
-    "backward:grad_v": "grad_v = P^T @ grad_out, with P the softmax of the masked, scaled scores: "
-                       "recompute P in backward exactly as forward did, mask included",
-    "backward:grad_q": "grad_q = grad_S @ k / sqrt(d), with grad_P = grad_out @ v^T and the softmax backward "
-                       "grad_S = P * (grad_P - rowsum(grad_P * P)); P is recomputed with the mask and the "
-                       "scale of forward, and the 1/sqrt(d) comes back in backward",
-    "backward:grad_k": "grad_k = grad_S^T @ q / sqrt(d): the scores are q @ k^T, so k's gradient "
-                       "takes the transpose, and the 1/sqrt(d) comes back",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["scores, a mask of the future, a softmax over the last dimension, then v",
+                "scores q @ k^T / sqrt(d); entries above the diagonal set to -inf before the softmax"],
+    "grad_v": ["the output is a matmul of the attention weights P with v: write the shapes of P, v and grad_out",
+               "recompute P in backward exactly as forward did, mask and scale included",
+               "grad_v = P^T @ grad_out"],
+    "grad_q": ["go back one step at a time: out from P, P from the scores S, S from q; the softmax step "
+               "is the one to derive (the page derives its Jacobian)",
+               "grad_P = grad_out @ v^T; the softmax's vector-Jacobian product is P times (grad_P minus "
+               "a row-wise weighted sum); the scale 1/sqrt(d) comes back",
+               "grad_S = P * (grad_P - rowsum(grad_P * P)); grad_q = grad_S @ k / sqrt(d)"],
+    "grad_k": ["the scores multiply q by the transpose of k: how does that transpose show up in k's gradient?",
+               "the same grad_S as for q, transposed; the scale 1/sqrt(d) comes back",
+               "grad_k = grad_S^T @ q / sqrt(d)"],
 }

@@ -14,6 +14,8 @@ Training mode: the statistics are those of this batch, so every row of x moves t
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import size
+
 EPS = 1e-5
 
 
@@ -43,32 +45,36 @@ SIGNATURE_FORWARD = "forward(x, weight, bias) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, x, weight, bias) -> (grad_x, grad_weight, grad_bias)"
 GRADS = ("grad_x", "grad_weight", "grad_bias")
 DIFF = (0, 1, 2)
-TWICE = True
-SHAPES = {"x (8, 3)": (8, 3), "smallest batch: x (2, 4)": (2, 4), "one channel: x (5, 1)": (5, 1)}
-CASES = tuple(SHAPES)
-STABLE = ()
 
 
-def inputs(label, dtype):
-    N, C = SHAPES[label]
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    x = 2 * torch.randn(N, C, generator=gen, dtype=dtype) + 1
-    return x, torch.randn(C, generator=gen, dtype=dtype), torch.randn(C, generator=gen, dtype=dtype)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, weight, bias))];
+    a batch has at least 2 rows (training-mode statistics of one row are undefined)."""
+    out = []
+    for N, C, what in ((size(gen, 3, 9), size(gen, 2, 5), ""), (2, size(gen, 2, 5), "smallest batch: "),
+                       (size(gen, 3, 9), 1, "one channel: ")):
+        x = 2 * torch.randn(N, C, generator=gen, dtype=dtype) + 1
+        weight, bias = torch.randn(C, generator=gen, dtype=dtype), torch.randn(C, generator=gen, dtype=dtype)
+        out.append((f"{what}x ({N}, {C})", (x, weight, bias)))
+    return out
 
 
 def torch_forward(x, weight, bias):
     return F.batch_norm(x, None, None, weight, bias, training=True, eps=EPS)
 
 
-HINTS = {
-    "forward": "normalise each column over the batch (dimension 0) with the biased variance "
-               "(divide by N, not N - 1) and eps = 1e-5 inside the square root",
-    "backward:grad_x": "the batch mean and variance are functions of every row of x, not constants: "
-                       "with g = grad_y * weight, grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), "
-                       "means over the batch; rstd * g alone treats the statistics as constants",
-    "backward:grad_weight": "grad_weight = sum over the batch of grad_y * xhat: a sum, not a mean, "
-                            "since weight is used in every row",
-    "backward:grad_bias": "grad_bias = sum over the batch of grad_y: a sum, not a mean",
-    "backward:grad_weight:shape": "weight (C,) was broadcast over the N rows: sum over dimension 0",
-    "backward:grad_bias:shape": "bias (C,) was broadcast over the N rows: sum over dimension 0",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["normalise each column over the batch, then scale and shift; which variance?",
+                "the biased variance (divide by N, not N - 1), eps = 1e-5 inside the square root"],
+    "grad_x": [
+        "the batch mean and variance are functions of every row of x: changing one row moves the "
+        "statistics every row is normalised with",
+        "name g = grad_y * weight, the gradient at xhat; the path through the mean subtracts the batch "
+        "mean of g, the path through the variance subtracts a term along xhat",
+        "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the batch (dimension 0)",
+    ],
+    "grad_weight": ["weight (C,) is used by every row of the batch: a sum or a mean over the rows?",
+                    "grad_weight = sum over the batch of grad_y * xhat"],
+    "grad_bias": ["bias (C,) is added to every row of the batch: a sum or a mean over the rows?",
+                  "grad_bias = sum over the batch of grad_y"],
 }

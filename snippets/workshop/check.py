@@ -1,25 +1,45 @@
 """The checker of the workshop: a reader's ``backward`` (and optionally ``forward``) against torch.
 
-``check(task, backward, forward=None)`` runs, in order, and stops at the first failure:
+``check(task, backward, forward=None, seed=None, hint=0)`` draws the cases of one run from
+``seed`` (a fresh one when None; the report prints it, and the same seed replays the same
+cases): each task's ``cases(gen, dtype)`` in float64 and in float32, every other case with
+non-contiguous inputs and upstream gradient. Then it runs, in order, and stops at the first
+failure:
 
-    forward       the output against torch's, on every case of the task (float64)
-    backward      each gradient against torch autograd's, with a random upstream gradient
-    stability     (softmax_ce, logsumexp) float32 inputs of size 1e3: finite, equal to torch's
-    gradcheck     backward against finite differences of forward, float64
-    gradgradcheck backward is itself differentiable (it is built from torch operations)
+    forward    the output against torch's, on every case
+    backward   each gradient against torch autograd's, with a random upstream gradient
+    stability  (softmax_ce, logsumexp) float32 inputs of size 1e3: finite, equal to torch's
 
+The expected values are computed by torch in float64 from the same inputs. Every comparison is
+NaN-safe: an entry is wrong unless ``|got - want| <= atol + rtol*|want|``. A failure names the
+check, the gradient, the case (shapes, dtype, layout, seed), the first wrong entry, the largest
+absolute and relative errors; it never shows the formula. ``hint=n`` adds the task's n-th hint
+for the failure (the first hints point, the last gives the formula).
+
+The reader's code is refused, with a message, when it calls autograd (``torch.autograd.grad``,
+``.backward()``, ``torch.func``), calls into the book's reference solution
+(``snippets.workshop.<task>``), or writes in place into ``grad_out`` or an input. An exception
+in it (``sys.exit`` included) is a failed check that names the case and shows its traceback.
 It returns a ``Report``: ``report.passed`` and ``str(report)``, the lines a reader sees.
-Every comparison is NaN-safe: an entry is wrong unless ``|got - want| <= atol + rtol*|want|``.
 """
 
 import importlib.machinery
 import importlib.util
+import secrets
+import sys
+import traceback
 import types
 from pathlib import Path
 
 import torch
 
-TOL = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-4, 1e-4)}  # (atol, rtol)
+TOL = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-5, 2e-4)}  # (atol, rtol); atol scales with max|want|
+HERE = Path(__file__).resolve()
+
+
+def size(gen, lo, hi):
+    """A size drawn from ``lo..hi`` (both included) with the generator ``gen``: for cases()."""
+    return int(torch.randint(lo, hi + 1, (), generator=gen))
 
 
 class Report:
@@ -28,112 +48,249 @@ class Report:
     def __init__(self, title):
         if not isinstance(title, str):
             raise TypeError(f"Report(title): title must be a str, the report's first line; got {type(title).__name__}")
-        self.lines, self.passed = [title], True
+        self.lines, self.passed, self.skipped = [title], True, []
 
     def ok(self, name, what):
         self.lines.append(f"ok    {name}: {what}")
 
-    def fail(self, name, what, hint, skipped):
+    def fail(self, name, what, skipped=()):
         self.passed = False
-        self.lines.append(f"FAIL  {name}: {what}")
-        self.lines.append(f"hint: {hint}")
-        if skipped:
-            self.lines.append(f"not run: {', '.join(skipped)} (fix the first failure first)")
+        first, *rest = what.splitlines()
+        self.lines.append(f"FAIL  {name}: {first}")
+        self.lines.extend(f"      {line}" if line else "" for line in rest)
+        self.skipped = list(skipped)
+
+    def note(self, prefix, text):
+        self.lines.append(f"{prefix:5} {text}")
 
     def __str__(self):
         end = "all checks passed" if self.passed else "a check failed"
-        return "\n".join(self.lines + [end])
+        skipped = [f"not run: {', '.join(self.skipped)} (fix the first failure first)"] if self.skipped else []
+        return "\n".join(self.lines + skipped + [end])
 
 
 class Mismatch(Exception):
-    """A wrong result: ``what`` for the reader, ``key`` picks the hint."""
+    """A wrong result: ``what`` for the reader, ``key`` picks the hints (a gradient's name,
+    "forward" or "stability"), ``kind`` the advice that needs no formula (shape, dtype, ...)."""
 
-    def __init__(self, what, key):
+    def __init__(self, what, key, kind="value"):
         super().__init__(what)
-        self.what, self.key = what, key
+        self.what, self.key, self.kind = what, key, kind
+
+
+class _Refused(Exception):
+    """The reader's code did what the workshop forbids (autograd, the reference solution)."""
 
 
 def _fmt(t):
     return "(" + ", ".join(str(int(s)) for s in t) + (",)" if len(t) == 1 else ")")
 
 
-def compare(name, got, want, case, key):
-    """Raise Mismatch unless ``got`` is a tensor of ``want``'s shape and dtype, equal within TOL."""
+def _pair(e, g):
+    """``e`` and ``g`` with enough significant digits (7 or more) to tell them apart."""
+    for p in range(7, 18):
+        if f"{e:.{p}g}" != f"{g:.{p}g}":
+            break
+    return f"{e:.{p}g}", f"{g:.{p}g}"
+
+
+def compare(name, got, want, case, key, dtype=None, slack=0.0):
+    """Raise Mismatch unless ``got`` is a tensor of ``want``'s shape and of ``dtype`` (the case's;
+    ``want``'s when None), equal to ``want`` within the tolerances of ``dtype``. ``want`` is
+    torch's value, computed in float64 from the case's inputs; ``slack`` widens the absolute
+    tolerance (the checker passes ten times torch's own float32 error)."""
     if not isinstance(want, torch.Tensor) or want.dtype not in TOL:
         what = f"a {want.dtype} tensor" if isinstance(want, torch.Tensor) else type(want).__name__
         raise TypeError(f"compare(name, got, want, ...): want must be torch's float32 or float64 tensor "
                         f"to compare against, got {what}")
+    dtype = dtype or want.dtype
     if not isinstance(got, torch.Tensor):
-        raise Mismatch(f"{name} on {case}: expected a tensor, got {type(got).__name__}", "type")
+        raise Mismatch(f"{name} on {case}: expected a tensor, got {type(got).__name__}", key, "type")
     if got.shape != want.shape:
-        raise Mismatch(f"{name} on {case}: shape {_fmt(got.shape)}, expected {_fmt(want.shape)}", key + ":shape")
-    if got.dtype != want.dtype:
-        raise Mismatch(f"{name} on {case}: dtype {got.dtype}, expected {want.dtype}", "dtype")
-    atol, rtol = TOL[want.dtype]
-    got_d, want_d = got.detach(), want.detach()
-    good = (got_d - want_d).abs() <= atol + rtol * want_d.abs()  # False where either is NaN
+        raise Mismatch(f"{name} on {case}: shape {_fmt(got.shape)}, expected {_fmt(want.shape)}", key, "shape")
+    if got.dtype != dtype:
+        raise Mismatch(f"{name} on {case}: dtype {got.dtype}, expected {dtype}", key, "dtype")
+    want_d = want.detach().to(torch.float64)
     if not torch.isfinite(want_d).all():
         raise RuntimeError(f"torch's own {name} is not finite on {case}: a defect of the task")
+    got_d = got.detach().to(torch.float64)
+    atol, rtol = TOL[dtype]
+    atol = max(atol * max(1.0, want_d.abs().max().item()) if want_d.numel() else atol, slack)
+    err = (got_d - want_d).abs()
+    good = err <= atol + rtol * want_d.abs()  # False where got is NaN
     if bool(good.all()):
         return
     bad = (~good).nonzero()
     first = tuple(int(i) for i in bad[0])
-    e, g = want_d[first].item(), got_d[first].item()
-    where = _fmt(first) if first else "()"
-    what = (f"{name} on {case}: first wrong entry at {where}: expected {e:.6g}, got {g:.6g} "
-            f"({len(bad)} of {want_d.numel()} entries wrong)")
-    if not torch.isfinite(got_d).all():
-        key = key + ":nonfinite"
-    else:
-        ratio = got_d[want_d.abs() > 1e-6] / want_d[want_d.abs() > 1e-6]
-        if not got_d.any():
-            what += "; every entry of yours is 0"
-        elif ratio.numel() and bool(((got_d - ratio[0] * want_d).abs() <= atol + rtol * (ratio[0] * want_d).abs()).all()):
-            what += f"; every entry is {ratio[0].item():.6g} times torch's"
-    raise Mismatch(what, key)
+    e, g = _pair(want_d[first].item(), got_d[first].item())
+    lines = [f"{name} is wrong on {case}",
+             f"first wrong entry at {_fmt(first) if first else '()'}: expected {e}, got {g}"]
+    finite = torch.isfinite(got_d)
+    if not finite.all():
+        lines.append(f"{len(bad)} of {want_d.numel()} entries wrong, {int((~finite).sum())} of them nan or inf")
+        raise Mismatch("\n".join(lines), key, "nonfinite")
+    at = lambda t: _fmt(tuple(int(i) for i in torch.unravel_index(t.argmax(), t.shape))) if t.dim() else "()"
+    rel = torch.where(want_d != 0, err / want_d.abs(), torch.zeros_like(err))
+    lines.append(f"{len(bad)} of {want_d.numel()} entries wrong; largest absolute error {err.max().item():.3g} "
+                 f"at {at(err)}, largest relative error {rel.max().item():.3g} at {at(rel)}")
+    big = want_d.abs() > 1e-6
+    ratio = got_d[big] / want_d[big]
+    if not got_d.any():
+        lines.append("every entry of yours is 0")
+    elif ratio.numel() and bool(((got_d - ratio[0] * want_d).abs() <= atol + rtol * (ratio[0] * want_d).abs()).all()):
+        lines.append(f"every entry is {ratio[0].item():.6g} times torch's")
+    raise Mismatch("\n".join(lines), key)
 
 
-def _as_tuple(grads, names):
+def _as_tuple(grads, names, case):
     if isinstance(grads, torch.Tensor) and len(names) == 1:
         grads = (grads,)
     if not isinstance(grads, (tuple, list)) or len(grads) != len(names):
-        raise Mismatch(f"backward must return {len(names)} gradient(s) ({', '.join(names)}), "
-                       f"got {type(grads).__name__}" + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else ""),
-                       "type")
+        got = type(grads).__name__ + (f" of length {len(grads)}" if isinstance(grads, (tuple, list)) else "")
+        raise Mismatch(f"backward must return {len(names)} gradient(s) ({', '.join(names)}), got {got} "
+                       f"on {case}", names[0], "type")
     return tuple(grads)
 
 
-def _torch_grads(task, inputs, grad_out):
-    """The gradients of torch's own forward, by autograd."""
-    leaves = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(inputs)]
+# ------------------------------------------------------------------ the reader's code, guarded
+
+def _task_files():
+    from snippets.workshop import TASKS
+    return {str(HERE.parent / f"{name}.py") for name in TASKS}
+
+
+class _Guard:
+    """While the reader's code runs: refuse autograd and calls into the reference solution."""
+
+    def __init__(self, files):
+        self.refused, self.files = None, files
+
+    def _refuse(self, what):
+        def refuse(*args, **kwargs):
+            self.refused = self.refused or what
+            raise _Refused(what)
+        return refuse
+
+    def _profile(self, frame, event, arg):
+        if event == "call" and frame.f_code.co_filename in self.files and not self.refused:
+            self.refused = f"{frame.f_code.co_name} of {Path(frame.f_code.co_filename).stem} (the book's reference solution)"
+            raise _Refused(self.refused)
+
+    def __enter__(self):
+        import torch.autograd.forward_ad as fwad
+        self.saved = [(torch.autograd, "_engine_run_backward", torch.autograd._engine_run_backward),
+                      (fwad, "make_dual", fwad.make_dual)]
+        torch.autograd._engine_run_backward = self._refuse("autograd (torch.autograd.grad, .backward() or torch.func)")
+        fwad.make_dual = self._refuse("forward-mode autograd (torch.func.jvp, jacfwd or make_dual)")
+        self.profile = sys.getprofile()
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(self.profile)
+        for owner, name, value in self.saved:
+            setattr(owner, name, value)
+        return False
+
+
+def _reader_frames(tb):
+    """The traceback from the reader's code on: the checker's own frames left out."""
+    frames = [f for f in traceback.extract_tb(tb) if Path(f.filename).resolve() != HERE]
+    return "".join(traceback.format_list(frames)).rstrip("\n")
+
+
+def _call(fn, args, what, case, files):
+    """``fn(*args)`` guarded (no autograd, no call into ``files``); a refusal or an exception
+    becomes a Mismatch naming ``case``."""
+    guard = _Guard(files)
+    try:
+        with guard:
+            result = fn(*args)
+    except (Exception, SystemExit) as exc:
+        if guard.refused:
+            raise Mismatch(f"your {what} called {guard.refused} on {case}", "refused", "refused") from None
+        shown = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else type(exc).__name__
+        msg = str(exc).splitlines()[0] if str(exc) and not isinstance(exc, SystemExit) else ""
+        raise Mismatch(f"your {what} {'called' if isinstance(exc, SystemExit) else 'raised'} {shown} on {case}" + (f": {msg}" if msg else "") + "\n"
+                       f"traceback (most recent call last):\n{_reader_frames(exc.__traceback__)}\n"
+                       f"{traceback.format_exception_only(exc)[-1].rstrip()}", "raised", "raised") from None
+    if guard.refused:
+        raise Mismatch(f"your {what} called {guard.refused} on {case}", "refused", "refused")
+    return result
+
+
+def _noncontiguous(t):
+    """``t``'s values in a non-contiguous tensor: its dimensions stored in reverse order, every
+    other element of a buffer twice as long, the others NaN (or -1 for an integer tensor). So
+    ``t.view(-1)`` raises, as it does for a transposed tensor. A 0-d tensor is returned as it is."""
+    if not isinstance(t, torch.Tensor) or t.dim() == 0:
+        return t
+    rev = list(range(t.dim()))[::-1]
+    buf = torch.full((*[t.shape[i] for i in rev], 2), float("nan") if t.is_floating_point() else -1, dtype=t.dtype)
+    buf[..., 0] = t.permute(rev)
+    return buf[..., 0].permute(rev)
+
+
+def _params(signature):
+    """The parameter names of a signature such as "backward(grad_y, x) -> (grad_x,)"."""
+    return [p.strip() for p in signature.split("(", 1)[1].split(")", 1)[0].split(",")]
+
+
+def _untouched(tensors, copies, names, what, case):
+    """Raise Mismatch if the reader's code wrote into one of ``tensors`` (their versions and values
+    against ``copies``)."""
+    for t, (version, copy), name in zip(tensors, copies, names):
+        if isinstance(t, torch.Tensor) and (t._version != version or not torch.equal(t, copy)):
+            role = "the upstream gradient" if name.startswith("grad") else \
+                "an input (in an autograd.Function, a tensor autograd saved for backward)"
+            raise Mismatch(f"your {what} wrote in place into {name}, {role}, on {case}", "inplace", "inplace")
+
+
+# ------------------------------------------------------------------ the checks
+
+def _torch_grads(task, inputs, grad_out, dtype=torch.float64):
+    """(output, gradients) of torch's own forward at ``inputs`` computed in ``dtype``, by autograd."""
+    leaves = [x.detach().to(dtype).requires_grad_(True) if i in task.DIFF else x
+              for i, x in enumerate(inputs)]
     out = task.torch_forward(*leaves)
-    return torch.autograd.grad(out, [leaves[i] for i in task.DIFF], grad_out)
+    return out.detach(), torch.autograd.grad(out, [leaves[i] for i in task.DIFF], grad_out.to(dtype))
 
 
-def _as_function(task, forward, backward):
-    """The reader's forward/backward as one torch.autograd.Function, for gradcheck."""
-
-    class Reader(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, *inputs):
-            ctx.save_for_backward(*inputs)
-            return forward(*inputs)
-
-        @staticmethod
-        def backward(ctx, grad_out):
-            inputs = ctx.saved_tensors
-            grads = _as_tuple(backward(grad_out, *inputs), task.GRADS)
-            full = [None] * len(inputs)
-            for i, g in zip(task.DIFF, grads):
-                full[i] = g
-            return tuple(full)
-
-    return Reader.apply
+def _slack(ours, theirs):
+    """Ten times the largest error of torch's own float32 result ``theirs`` against ``ours`` (float64):
+    a float32 answer may be as far off as torch's own, with a margin (ill-conditioned cases)."""
+    return 10 * (theirs.to(torch.float64) - ours).abs().max().item() if ours.numel() else 0.0
 
 
-def run_checks(task, forward, backward, report, own_forward=True):
+def draw(task, seed):
+    """The cases of one run: [(label, inputs, grad_out)], float64 then float32, every other one
+    non-contiguous; then the stability cases (float32). Same seed, same cases."""
+    gen = torch.Generator().manual_seed(seed)
+    cases, stable = [], []
+    for d, dtype in enumerate((torch.float64, torch.float32)):
+        for i, (label, inputs) in enumerate(task.cases(gen, dtype)):
+            cases.append([label, dtype, inputs, (i + d) % 2 == 1])
+    for label, inputs in (task.stable_cases(gen) if hasattr(task, "stable_cases") else ()):
+        stable.append([label, torch.float32, inputs, False])
+    out = []
+    for group in (cases, stable):
+        done = []
+        for n, (label, dtype, inputs, strided) in enumerate(group, 1):
+            y = task.torch_forward(*inputs)
+            grad_out = torch.randn(y.shape, generator=gen, dtype=dtype)
+            if strided:
+                inputs, grad_out = tuple(_noncontiguous(x) for x in inputs), _noncontiguous(grad_out)
+            layout = ", non-contiguous inputs and upstream gradient" if strided and grad_out.dim() else (
+                ", non-contiguous inputs" if strided else "")
+            done.append((f"case {n} of {len(group)} (seed {seed}): {label}, {str(dtype)[6:]}{layout}", inputs, grad_out))
+        out.append(done)
+    return out
+
+
+def run_checks(task, forward, backward, report, own_forward=True, seed=0):
     """Run the checks of ``task`` (a name or a task module) on ``forward`` and ``backward`` into
-    ``report``; ``check`` is the usual entry point."""
+    ``report``, on the cases drawn from ``seed``; returns the Mismatch that failed, or None.
+    ``check`` is the usual entry point."""
     task = _task_module(task, "run_checks(task, ...)")
     for arg, fn in (("forward", forward), ("backward", backward)):
         if not callable(fn):
@@ -142,92 +299,80 @@ def run_checks(task, forward, backward, report, own_forward=True):
     if not isinstance(report, Report):
         raise TypeError(f"run_checks(task, forward, backward, report): report must be a Report "
                         f"(check() makes one), got {type(report).__name__}")
-    names = ["forward", "backward"] + (["stability"] if task.STABLE else []) + ["gradcheck"] + (
-        ["gradgradcheck"] if task.TWICE else [])
-    cases = [(label, task.inputs(label, torch.float64)) for label in task.CASES]
+    cases, stable = draw(task, seed)
+    names = ["forward", "backward"] + (["stability"] if stable else [])
+    params = _params(task.SIGNATURE_BACKWARD)
+    files = set() if backward is task.backward else _task_files()  # the reference may call itself
 
-    def forward_check():
-        for label, inputs in cases:
-            compare("output", forward(*inputs), task.torch_forward(*inputs), label, "forward")
+    def forward_check(cases=cases, key="forward"):
+        for label, inputs, _ in cases:
+            copies = [(x._version, x.clone()) for x in inputs]
+            got = _call(forward, inputs, "forward", label, files) if own_forward else forward(*inputs)
+            _untouched(inputs, copies, params[1:], "forward", label)
+            dtype = inputs[task.DIFF[0]].dtype
+            want = task.torch_forward(*[x.to(torch.float64) if x.is_floating_point() else x for x in inputs])
+            slack = _slack(want, task.torch_forward(*inputs)) if dtype == torch.float32 else 0.0
+            compare("output", got, want, label, key, dtype, slack)
         whose = "" if own_forward else "the task's forward (you defined none): "
         return f"{whose}output equals torch's on {len(cases)} cases"
 
-    def backward_check(cases=cases, key="backward"):
-        for n, (label, inputs) in enumerate(cases):
-            out = task.torch_forward(*inputs)
-            gen = torch.Generator().manual_seed(100 + n)
-            grad_out = torch.randn(out.shape, generator=gen, dtype=out.dtype)
-            want = _torch_grads(task, inputs, grad_out)
-            got = _as_tuple(backward(grad_out, *inputs), task.GRADS)
-            for name, g, w in zip(task.GRADS, got, want):
-                compare(name, g, w, label, f"{key}:{name}")
+    def backward_check(cases=cases, key=None):
+        for label, inputs, grad_out in cases:
+            want = _torch_grads(task, inputs, grad_out)[1]
+            own = _torch_grads(task, inputs, grad_out, grad_out.dtype)[1] if grad_out.dtype == torch.float32 else want
+            args = (grad_out, *inputs)
+            copies = [(x._version, x.clone()) for x in args]
+            got = _as_tuple(_call(backward, args, "backward", label, files), task.GRADS, label)
+            _untouched(args, copies, params, "backward", label)
+            for name, g, w, o in zip(task.GRADS, got, want, own):
+                slack = _slack(w, o) if grad_out.dtype == torch.float32 else 0.0
+                compare(name, g, w, label, key or name, grad_out.dtype, slack)
         return f"{', '.join(task.GRADS)} equal torch autograd's on {len(cases)} cases"
 
     def stability_check():
-        big = [(label, task.inputs(label, torch.float32)) for label in task.STABLE]
-        for label, inputs in big:
-            compare("output", forward(*inputs), task.torch_forward(*inputs), label, "stability")
-        backward_check(big, "stability")
-        return f"finite and equal to torch's in float32 on {', '.join(task.STABLE)}"
+        forward_check(stable, "stability")
+        backward_check(stable, "stability")
+        return f"finite and equal to torch's on {len(stable)} float32 cases of size 1e3"
 
-    small = getattr(task, "GRADCHECK", task.CASES[0])  # gradcheck's case: small, it perturbs every entry
-    small_inputs = task.inputs(small, torch.float64)
-
-    def gradcheck():
-        inputs = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(small_inputs)]
-        if not torch.autograd.gradcheck(_as_function(task, forward, backward), inputs, raise_exception=False,
-                                                fast_mode=True):
-            raise Mismatch(f"on {small}: backward disagrees with finite differences of forward",
-                           "gradcheck")
-        return f"backward agrees with finite differences of forward (float64, {small})"
-
-    def gradgradcheck():
-        inputs = [x.detach().requires_grad_(i in task.DIFF) for i, x in enumerate(small_inputs)]
-        try:
-            ok = torch.autograd.gradgradcheck(_as_function(task, forward, backward), inputs,
-                                              raise_exception=False, fast_mode=True)
-        except RuntimeError as exc:
-            raise Mismatch(f"on {small}: differentiating backward raised: {str(exc).splitlines()[0]}",
-                           "gradgradcheck") from None
-        if not ok:
-            raise Mismatch(f"on {small}: the gradient of backward disagrees with finite differences",
-                           "gradgradcheck")
-        return "backward is differentiable, and its gradient agrees with finite differences"
-
-    checks = {"forward": forward_check, "backward": backward_check, "stability": stability_check,
-              "gradcheck": gradcheck, "gradgradcheck": gradgradcheck}
+    checks = {"forward": forward_check, "backward": backward_check, "stability": stability_check}
     for i, name in enumerate(names):
         try:
             report.ok(name, checks[name]())
         except Mismatch as exc:
-            report.fail(name, exc.what, _hint(task, exc.key), names[i + 1:])
-            return
-        except Exception as exc:  # an error in the reader's code is a failed check, not a crash
-            report.fail(name, f"your code raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                        _hint(task, name + ":raised"), names[i + 1:])
-            return
+            report.fail(name, exc.what, names[i + 1:])
+            return exc
+    return None
 
 
-def _hint(task, key):
-    """The most specific hint the task has for ``key`` (e.g. "backward:grad_x:shape")."""
-    parts = key.split(":")
-    for n in range(len(parts), 0, -1):
-        text = task.HINTS.get(":".join(parts[:n]))
-        if text:
-            return text
-    return GENERIC.get(parts[-1], GENERIC.get(parts[0], "compare your derivation with the folded one on the page"))
-
-
-GENERIC = {
+ADVICE = {  # what to do, by the kind of failure: no formula
     "type": "return a tuple with one tensor per input that needs a gradient, in the order of the inputs",
-    "shape": "a gradient has the shape of its input: sum over the dimensions that were broadcast",
-    "dtype": "build new tensors with the input's dtype (torch.zeros_like(x), or dtype=x.dtype)",
-    "nonfinite": "a NaN or inf: subtract the row maximum before exp (exp(1000) overflows)",
-    "raised": "run your function on the case named above, in a Python session, and read the traceback",
-    "gradcheck": "your backward is not the derivative of your forward: check each term of the chain rule",
-    "gradgradcheck": "build the gradient from torch operations on the inputs and grad_out: no .detach(), "
-                     ".item(), .numpy() or in-place writes into an input",
+    "shape": "a gradient has the shape of its input; where the forward broadcast an input, its gradient "
+             "is summed over the broadcast dimensions",
+    "dtype": "build every tensor from the inputs (torch.zeros_like(x), or dtype=x.dtype): float32 in, float32 out",
+    "nonfinite": "a nan or inf: look for an exp that overflows, a log of 0 or a division by 0",
+    "raised": "the traceback above is your code's; reproduce the case with --seed and the shapes named",
+    "inplace": "the caller still needs that tensor: compute into a new tensor (x - y, torch.zeros_like, "
+               ".clone() first) instead of writing into it; writing into a tensor you computed is fine",
+    "refused": "derive the gradient and build it from torch operations; the workshop checks your derivation, "
+               "not autograd's or the book's",
+    "value": "compare the first wrong entry on paper: which term of your derivation changes it?",
 }
+
+
+def _hint_lines(task, exc, hint, how):
+    """The lines after a failure: what to do, then the asked-for hint, or how to ask for one."""
+    lines = [("do", ADVICE.get(exc.kind, ADVICE["value"]))]
+    levels = task.HINTS.get(exc.key) if exc.kind in ("value", "shape", "nonfinite") else None
+    if not levels:
+        return lines
+    if hint:
+        n = min(hint, len(levels))
+        lines.append(("hint", f"{n} of {len(levels)} on {exc.key}: {levels[n - 1]}"))
+        if n < len(levels):
+            lines.append(("", f"the next hint: {how(n + 1)}"))
+    else:
+        lines.append(("hint", f"{len(levels)} hints on {exc.key}, the last gives the formula; the first: {how(1)}"))
+    return lines
 
 
 # ------------------------------------------------------------------ tasks and files
@@ -253,28 +398,63 @@ def _task_module(task, where):
     """The task module for ``task``: a task name or a task module (from get_task)."""
     if isinstance(task, str):
         return get_task(task)
-    if isinstance(task, types.ModuleType) and hasattr(task, "GRADS") and hasattr(task, "CASES"):
+    if isinstance(task, types.ModuleType) and hasattr(task, "GRADS") and hasattr(task, "cases"):
         return task
     raise TypeError(f"{where}: task must be a task name such as 'linear' (python -m snippets.workshop list) "
                     f"or its module, get_task('linear'); got {type(task).__name__}")
 
 
-def check(task, backward, forward=None, who="your code"):
-    """Check ``backward`` (and ``forward``, else the task's own) for the task named ``task``.
-    ``who`` names the code in the report's first line."""
+def uses_reference(fn):
+    """The name of a reference-solution module that ``fn`` can reach through its globals or
+    closure (a module ``snippets.workshop.<task>``, or a function or class from one), else None."""
+    refs = {f"snippets.workshop.{name}" for name in tasks()}
+    values = list(getattr(fn, "__globals__", {}).values())
+    values += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ()) if c.cell_contents is not None]
+    for v in values:
+        name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None)
+        if name in refs:
+            return name
+    return None
+
+
+def check(task, backward, forward=None, who="your code", seed=None, hint=0, how=None):
+    """Check ``backward`` (and ``forward``, else the task's own) for the task named ``task``, on
+    cases drawn from ``seed`` (fresh when None). ``who`` names the code in the report's first line;
+    ``hint=n`` adds the n-th hint on a failure; ``how(n)`` says how to ask for hint n."""
     mod = _task_module(task, "check(task, backward)")
     if not callable(backward):
         raise TypeError(f"check({mod.NAME!r}, backward): pass your function {mod.SIGNATURE_BACKWARD}")
     if forward is not None and not callable(forward):
         raise TypeError(f"check({mod.NAME!r}, backward, forward): forward must be a function {mod.SIGNATURE_FORWARD}")
+    if seed is None:
+        seed = secrets.randbelow(10 ** 6)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise TypeError(f"check(..., seed): seed must be an int >= 0 (the report prints the one it used), got {seed!r}")
+    if not isinstance(hint, int) or isinstance(hint, bool) or hint < 0:
+        raise TypeError(f"check(..., hint): hint must be an int >= 0 (1 for the first hint), got {hint!r}")
+    how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     report = Report(f"check {mod.NAME} ({who}): {mod.TITLE}")
-    run_checks(mod, forward or mod.forward, backward, report, forward is not None)
+    report.note("seed", f"{seed} (the same seed replays these cases)")
+    for fn, what in ((backward, "backward"), (forward, "forward")):
+        ref = fn is not None and fn not in (mod.backward, mod.forward) and uses_reference(fn)
+        if ref:
+            report.fail("refused", f"your {what} uses {ref}, the book's reference solution")
+            report.note("do", ADVICE["refused"])
+            return report
+    exc = run_checks(mod, forward or mod.forward, backward, report, forward is not None, seed)
+    if exc is not None:
+        for prefix, text in _hint_lines(mod, exc, hint, how):
+            report.note(prefix, text)
     return report
+
+
+class LoadError(Exception):
+    """The reader's file could not be loaded: it exited or raised at import, or defines no backward."""
 
 
 def load(path, mod):
     """The ``backward`` (and ``forward``, or None) defined in the Python file ``path``, for the
-    task ``mod`` (a task name or module)."""
+    task ``mod`` (a task name or module). Raises LoadError when running the file exits or raises."""
     if not isinstance(path, (str, Path)):
         raise TypeError(f"load(path, mod): path must be the path of a Python file (a str or Path), "
                         f"got {type(path).__name__}")
@@ -288,10 +468,12 @@ def load(path, mod):
     try:
         spec.loader.exec_module(module)
     except SystemExit as exc:  # sys.exit() at import would end the check with no report
-        raise ImportError(f"running {path} called sys.exit({exc.code!r}): define backward without "
-                          "exiting, or put the call under if __name__ == \"__main__\":") from None
+        raise LoadError(f"running {path} called sys.exit({exc.code!r}) at import, so nothing was checked: "
+                        "define backward without exiting, or put the call under if __name__ == \"__main__\":") from None
     except Exception as exc:
-        raise ImportError(f"running {path} raised {type(exc).__name__}: {exc}") from None
+        raise LoadError(f"running {path} raised {type(exc).__name__} at import, so nothing was checked:\n"
+                        f"{_reader_frames(exc.__traceback__)}\n"
+                        f"{traceback.format_exception_only(exc)[-1].rstrip()}") from None
     backward = getattr(module, "backward", None)
     if not callable(backward):
         raise AttributeError(f"{path} defines no function backward: define {mod.SIGNATURE_BACKWARD}")
@@ -308,5 +490,3 @@ def starter_path(name):
     """The starter file of the task named ``name``."""
     get_task(name)  # a clear error for a name that is not a task
     return STARTERS / f"{name}.py"
-
-

@@ -12,6 +12,8 @@ indices gets no gradient (it is an integer tensor).
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import _fmt, size
+
 
 # --8<-- [start:forward]
 def forward(indices, weight):
@@ -36,28 +38,33 @@ SIGNATURE_FORWARD = "forward(indices, weight) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, indices, weight) -> (grad_weight,)"
 GRADS = ("grad_weight",)
 DIFF = (1,)
-TWICE = True
-INDICES = {"distinct indices (4,), weight (6, 3)": [2, 0, 5, 3],
-           "repeated indices (2, 5), weight (4, 3)": [[0, 2, 2, 1, 0], [3, 2, 0, 0, 2]],
-           "batch 1: indices (1,), weight (3, 2)": [1]}
-CASES = tuple(INDICES)
-STABLE = ()
 
 
-def inputs(label, dtype):
-    V, D = {0: (6, 3), 1: (4, 3), 2: (3, 2)}[CASES.index(label)]
-    gen = torch.Generator().manual_seed(CASES.index(label))
-    return torch.tensor(INDICES[label]), torch.randn(V, D, generator=gen, dtype=dtype)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (indices, weight))]; the
+    second has more indices than rows, so some index repeats."""
+    out = []
+    for shape, V, what in (((size(gen, 2, 6),), size(gen, 6, 9), ""),
+                           ((size(gen, 2, 3), size(gen, 4, 6)), size(gen, 2, 3), "repeated "),
+                           ((1,), size(gen, 2, 5), "batch 1: ")):
+        D = size(gen, 2, 5)
+        indices = torch.randint(0, V, shape, generator=gen)
+        out.append((f"{what}indices {_fmt(shape)}, weight ({V}, {D})",
+                    (indices, torch.randn(V, D, generator=gen, dtype=dtype))))
+    return out
 
 
 def torch_forward(indices, weight):
     return F.embedding(indices, weight)
 
 
-HINTS = {
-    "backward:grad_weight": "a row used k times gets the sum of its k upstream gradients. Both "
-                            "grad_weight[indices] = grad_y and grad_weight[indices] += grad_y keep one "
-                            "of the repeats (indexed assignment does not accumulate); use "
-                            "grad_weight.index_add_(0, indices.reshape(-1), grad_y.reshape(-1, D))",
-    "backward:raised": "index_add_ takes a 1-D index: flatten indices to (M,) and grad_y to (M, D)",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["y = weight[indices]"],
+    "grad_weight": [
+        "a row of weight used k times is a fork with k branches: what does autograd do with the "
+        "gradients of a fork?",
+        "each use adds its grad_y row into the row it read; indexed assignment (and += through an index) "
+        "keeps one of the repeats, it does not accumulate",
+        "grad_weight = zeros_like(weight).index_add_(0, indices.reshape(-1), grad_y.reshape(-1, D))",
+    ],
 }

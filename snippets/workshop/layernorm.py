@@ -11,6 +11,8 @@
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import _fmt, size
+
 EPS = 1e-5
 
 
@@ -45,35 +47,39 @@ SIGNATURE_FORWARD = "forward(x, weight, bias) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, x, weight, bias) -> (grad_x, grad_weight, grad_bias)"
 GRADS = ("grad_x", "grad_weight", "grad_bias")
 DIFF = (0, 1, 2)
-TWICE = True
-SHAPES = {"x (4, 5)": (4, 5), "batch 1: x (1, 6)": (1, 6), "x (2, 3, 4)": (2, 3, 4)}
-CASES = tuple(SHAPES)
-STABLE = ()
 
 
-def inputs(label, dtype):
-    shape = SHAPES[label]
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    x = 2 * torch.randn(shape, generator=gen, dtype=dtype) + 1
-    weight = torch.randn(shape[-1], generator=gen, dtype=dtype)
-    bias = torch.randn(shape[-1], generator=gen, dtype=dtype)
-    return x, weight, bias
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, weight, bias))]; rows
+    of at least 3 entries (with 2, xhat is +-1 and grad_x is rounding noise in float32)."""
+    out = []
+    for shape in ((size(gen, 2, 7), size(gen, 3, 9)), (1, size(gen, 3, 9)),
+                  (size(gen, 2, 3), size(gen, 2, 4), size(gen, 3, 5))):
+        x = 2 * torch.randn(shape, generator=gen, dtype=dtype) + 1
+        weight = torch.randn(shape[-1], generator=gen, dtype=dtype)
+        bias = torch.randn(shape[-1], generator=gen, dtype=dtype)
+        out.append((f"x {_fmt(shape)}", (x, weight, bias)))
+    return out
 
 
 def torch_forward(x, weight, bias):
     return F.layer_norm(x, x.shape[-1:], weight, bias, EPS)
 
 
-HINTS = {
-    "forward": "normalise each row over the last dimension with the biased variance (divide by D) "
-               "and eps = 1e-5 inside the square root, then scale by weight and add bias",
-    "backward:grad_x": "the mean and the variance are functions of x too: with g = grad_y * weight, "
-                       "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the last "
-                       "dimension; dropping a term is the usual mistake",
-    "backward:grad_weight": "grad_weight = sum of grad_y * xhat over every dimension but the last",
-    "backward:grad_weight:shape": "weight (D,) was broadcast over every row: sum grad_y * xhat over all "
-                                  "dimensions but the last, to shape (D,)",
-    "backward:grad_bias": "grad_bias = sum of grad_y over every dimension but the last",
-    "backward:grad_bias:shape": "bias (D,) was broadcast over every row: sum grad_y over all dimensions "
-                                "but the last, to shape (D,)",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["normalise each row over the last dimension, then scale and shift; which variance, "
+                "and where does eps go?",
+                "the biased variance (divide by D), eps = 1e-5 inside the square root"],
+    "grad_x": [
+        "the mean and the variance of a row are functions of every x in that row, not constants: "
+        "follow x through all three paths",
+        "name g = grad_y * weight, the gradient at xhat; the path through the mean subtracts the row mean "
+        "of g, the path through the variance subtracts a term along xhat",
+        "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the last dimension, "
+        "rstd = 1 / sqrt(var + eps)",
+    ],
+    "grad_weight": ["weight (D,) is used by every row: its gradient collects from all of them",
+                    "grad_weight = sum of grad_y * xhat over every dimension but the last"],
+    "grad_bias": ["bias (D,) is added to every row: its gradient collects from all of them",
+                  "grad_bias = sum of grad_y over every dimension but the last"],
 }

@@ -11,6 +11,8 @@
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import _fmt, size
+
 
 # --8<-- [start:forward]
 def forward(x, W, b):
@@ -37,33 +39,33 @@ SIGNATURE_FORWARD = "forward(x, W, b) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, x, W, b) -> (grad_x, grad_W, grad_b)"
 GRADS = ("grad_x", "grad_W", "grad_b")
 DIFF = (0, 1, 2)
-TWICE = True
-SHAPES = {"x (4, 3), W (3, 2)": ((4, 3), 2), "batch 1: x (1, 5), W (5, 5)": ((1, 5), 5),
-          "x (2, 3, 4), W (4, 4)": ((2, 3, 4), 4)}
-CASES = tuple(SHAPES)
-STABLE = ()
 
 
-def inputs(label, dtype):
-    shape, D_out = SHAPES[label]
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    x = torch.randn(shape, generator=gen, dtype=dtype)
-    W = torch.randn(shape[-1], D_out, generator=gen, dtype=dtype)
-    return x, W, torch.randn(D_out, generator=gen, dtype=dtype)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, W, b))]; D_out differs
+    from D_in, so a transposed gradient has the wrong shape."""
+    out = []
+    for lead in ((size(gen, 2, 7),), (1,), (size(gen, 2, 3), size(gen, 2, 4))):
+        D_in = size(gen, 2, 6)
+        D_out = D_in + size(gen, 1, 3)
+        x = torch.randn(*lead, D_in, generator=gen, dtype=dtype)
+        W = torch.randn(D_in, D_out, generator=gen, dtype=dtype)
+        out.append((f"x {_fmt((*lead, D_in))}, W ({D_in}, {D_out})",
+                    (x, W, torch.randn(D_out, generator=gen, dtype=dtype))))
+    return out
 
 
 def torch_forward(x, W, b):
     return F.linear(x, W.T, b)
 
 
-HINTS = {
-    "backward:grad_x": "grad_x = grad_y @ W^T: (..., D_out) @ (D_out, D_in)",
-    "backward:grad_W": "grad_W = x^T @ grad_y with the leading dimensions of x and grad_y flattened "
-                       "into rows: (D_in, M) @ (M, D_out); write the shapes and the product follows",
-    "backward:grad_W:shape": "grad_W has W's shape (D_in, D_out): x^T @ grad_y, not grad_y^T @ x, with "
-                             "the leading dimensions flattened into rows",
-    "backward:grad_b": "b is added to every row, so grad_b is the sum of grad_y over the rows "
-                       "(a sum, not a mean)",
-    "backward:grad_b:shape": "b (D_out,) was broadcast over every row of x: sum grad_y over all "
-                             "dimensions but the last, to shape (D_out,)",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["y = x @ W + b"],
+    "grad_x": ["write the shapes: grad_y (..., D_out), W (D_in, D_out), grad_x (..., D_in); one product fits",
+               "grad_x = grad_y @ W^T"],
+    "grad_W": ["write the shapes: grad_W is (D_in, D_out); every row of x contributes to it",
+               "flatten the leading dimensions of x and grad_y into M rows; a (D_in, M) @ (M, D_out) product",
+               "grad_W = x^T @ grad_y, leading dimensions flattened into rows"],
+    "grad_b": ["b (D_out,) is added to every row of x: its gradient collects from all of them",
+               "grad_b = grad_y summed over every dimension but the last (a sum, not a mean)"],
 }

@@ -11,6 +11,8 @@ negative (every exp underflows to 0, and log 0 = -inf).
 
 import torch
 
+from snippets.workshop.check import _fmt, size
+
 
 # --8<-- [start:forward]
 def forward(x):
@@ -37,32 +39,35 @@ SIGNATURE_FORWARD = "forward(x) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, x) -> (grad_x,)"
 GRADS = ("grad_x",)
 DIFF = (0,)
-TWICE = True
-SHAPES = {"x (4, 5)": (4, 5), "batch 1: x (1, 7)": (1, 7), "x (2, 3, 4)": (2, 3, 4),
-          "x (3, 4) of size 1e3, one row near -3000": (3, 4)}
-CASES = tuple(SHAPES)[:3]
-STABLE = tuple(SHAPES)[3:]
 
 
-def inputs(label, dtype):
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    x = torch.randn(SHAPES[label], generator=gen, dtype=dtype)
-    if label in STABLE:
-        x = 1000 * x
-        x[1] -= 3000                                      # every exp of this row underflows
-    return (x,)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x,))]."""
+    shapes = [(size(gen, 2, 7), size(gen, 2, 9)), (1, size(gen, 2, 9)),
+              (size(gen, 2, 3), size(gen, 2, 4), size(gen, 2, 5))]
+    return [(f"x {_fmt(s)}", (torch.randn(s, generator=gen, dtype=dtype),)) for s in shapes]
+
+
+def stable_cases(gen):
+    """float32 x of size 1e3, one row near -3000 (every exp underflows): [(label, (x,))]."""
+    shape = (size(gen, 2, 5), size(gen, 2, 7))
+    x = 1000 * torch.randn(shape, generator=gen)
+    x[1] -= 3000
+    return [(f"x {_fmt(shape)} of size 1e3, row 1 near -3000", (x,))]
 
 
 def torch_forward(x):
     return torch.logsumexp(x, dim=-1)
 
 
-HINTS = {
-    "forward": "y = m + log(sum(exp(x - m))) with m the max of the row",
-    "backward": "dy/dx is softmax(x) along the last dimension; multiply it by grad_y[..., None], "
-                "the upstream gradient of each row",
-    "backward:raised": "grad_y has shape (...) and softmax (..., D): multiply by grad_y[..., None] "
-                       "so each row is scaled by its own grad_y",
-    "stability": "subtract the row maximum m before exp and add it back after log: exp(1000) is inf, "
-                 "and exp(-3000) is 0, whose log is -inf",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["a log of a sum of exponentials over the last dimension; shift by the row's maximum",
+                "y = m + log(sum(exp(x - m))) with m the max of the row"],
+    "grad_x": [
+        "differentiate log(sum_j exp(x_j)) with respect to one x_k: you have seen the result in another layer",
+        "dy/dx_k is a softmax; grad_y has one number per row, and each row's gradient is scaled by its own",
+        "grad_x = softmax(x, dim=-1) * grad_y[..., None]",
+    ],
+    "stability": ["which exp overflows at 1000, and which log is log(0) for a row near -3000?",
+                  "subtract the row maximum m before exp and add it back after log"],
 }

@@ -15,6 +15,8 @@ the forward.
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import _fmt, size
+
 
 # --8<-- [start:forward]
 def forward(x):
@@ -41,26 +43,31 @@ SIGNATURE_FORWARD = "forward(x) -> y"
 SIGNATURE_BACKWARD = "backward(grad_y, x) -> (grad_x,)"
 GRADS = ("grad_x",)
 DIFF = (0,)
-TWICE = True
-SHAPES = {"x (2, 3, 6), no ties": (2, 3, 6), "batch 1: x (1, 1, 4)": (1, 1, 4),
-          "x (2, 2, 8) with ties": (2, 2, 8)}
-CASES = tuple(SHAPES)
-STABLE = ()
 
 
-def inputs(label, dtype):
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    if "ties" in label and "no ties" not in label:
-        return (torch.randint(0, 3, SHAPES[label], generator=gen).to(dtype),)  # small integers: many ties
-    return (torch.randn(SHAPES[label], generator=gen, dtype=dtype),)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x,))]; the last has
+    small integers, so many windows tie."""
+    out = []
+    for shape, what in (((size(gen, 2, 3), size(gen, 1, 3), 2 * size(gen, 1, 4)), ""),
+                        ((1, size(gen, 1, 3), 2 * size(gen, 1, 4)), "batch 1: "),
+                        ((size(gen, 2, 3), size(gen, 1, 3), 2 * size(gen, 2, 4)), "ties: ")):
+        x = torch.randn(shape, generator=gen, dtype=dtype) if not what.startswith("ties") else (
+            torch.randint(0, 3, shape, generator=gen).to(dtype))
+        out.append((f"{what}x {_fmt(shape)}", (x,)))
+    return out
 
 
 def torch_forward(x):
     return F.max_pool1d(x, kernel_size=2, stride=2)
 
 
-HINTS = {
-    "forward": "each output is the larger of a pair: x reshaped to (N, C, L/2, 2), max over the last dimension",
-    "backward:grad_x": "each window sends grad_y to exactly one entry, its maximum; on a tie torch picks "
-                       "the first entry of the window, not every tied entry and not the last",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["each output is the larger of a pair: x reshaped to (N, C, L/2, 2), max over the last dimension"],
+    "grad_x": [
+        "each window's output is one of its two entries: which entry gets the window's gradient, and "
+        "what does the other get?",
+        "on a tie torch sends the gradient to one entry only, the first of the window",
+        "grad_x[..., 2i] = grad_y[..., i] where x[..., 2i] >= x[..., 2i + 1], else grad_x[..., 2i + 1] = grad_y[..., i]",
+    ],
 }

@@ -13,6 +13,8 @@ overflows: exp(89) is inf in float32, exp(710) in float64).
 import torch
 import torch.nn.functional as F
 
+from snippets.workshop.check import size
+
 
 # --8<-- [start:forward]
 def forward(logits, target):
@@ -39,29 +41,41 @@ SIGNATURE_FORWARD = "forward(logits, target) -> loss"
 SIGNATURE_BACKWARD = "backward(grad_loss, logits, target) -> (grad_logits,)"
 GRADS = ("grad_logits",)
 DIFF = (0,)
-TWICE = True
-SHAPES = {"logits (4, 5)": (4, 5, 1.0), "batch 1: logits (1, 3)": (1, 3, 1.0),
-          "logits (6, 10)": (6, 10, 3.0), "logits (4, 5) of size 1e3": (4, 5, 1000.0)}
-CASES = tuple(SHAPES)[:3]
-STABLE = tuple(SHAPES)[3:]
 
 
-def inputs(label, dtype):
-    N, C, scale = SHAPES[label]
-    gen = torch.Generator().manual_seed(list(SHAPES).index(label))
-    logits = scale * torch.randn(N, C, generator=gen, dtype=dtype)
-    return logits, torch.randint(0, C, (N,), generator=gen)
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (logits, target))]."""
+    out = []
+    for N, C, scale in ((size(gen, 2, 9), size(gen, 2, 11), 1.0), (1, size(gen, 2, 11), 1.0),
+                        (size(gen, 2, 9), size(gen, 2, 11), 4.0)):
+        logits = scale * torch.randn(N, C, generator=gen, dtype=dtype)
+        out.append((f"logits ({N}, {C})" + (", entries of size 4" if scale > 1 else ""),
+                    (logits, torch.randint(0, C, (N,), generator=gen))))
+    return out
+
+
+def stable_cases(gen):
+    """float32 logits of size 1e3, where exp overflows: [(label, (logits, target))]."""
+    N, C = size(gen, 2, 9), size(gen, 2, 11)
+    logits = 1000 * torch.randn(N, C, generator=gen)
+    return [(f"logits ({N}, {C}) of size 1e3", (logits, torch.randint(0, C, (N,), generator=gen)))]
 
 
 def torch_forward(logits, target):
     return F.cross_entropy(logits, target)
 
 
-HINTS = {
-    "forward": "log softmax is z - log(sum(exp(z))) with z = logits minus each row's max; "
-               "the loss is the mean over rows of -log_p[n, target[n]]",
-    "backward": "grad_logits = (softmax(logits) - onehot(target)) / N * grad_loss: the target's column "
-                "gets the -1, and the loss is a mean over the N rows",
-    "stability": "subtract each row's maximum before exp, in forward and in backward: softmax does not "
-                 "change, and exp of a logit of 1000 is inf",
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["the loss of one row is the log of a sum of exponentials minus one logit: which one?",
+                "log_softmax(logits) picks the target's column with gather, then the mean over rows"],
+    "grad_logits": [
+        "write the loss of one row as two terms and differentiate each with respect to one logit z_k; "
+        "then remember the loss is a mean",
+        "the first term gives a softmax; the second term is -z_t, so only the target's column gets it; "
+        "each row is divided by the number of rows",
+        "grad_logits = (softmax(logits) - onehot(target)) / N * grad_loss",
+    ],
+    "stability": ["which exp overflows for a logit of 1000, and what can you subtract from a row "
+                  "without changing its softmax?",
+                  "subtract each row's maximum before exp, in forward and in backward"],
 }
