@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from snippets import scalar_engine as se
 from snippets import tensor_engine as te
+from test_engine_edges import assert_same
 
 INF, NAN = math.inf, math.nan
 MODULES = ("tensor_engine", "scalar_engine")
@@ -43,12 +44,7 @@ def same(got, want, what=""):
     if isinstance(want, (bool, str)) or want is None:
         assert got == want, f"{what}: {got!r}, want {want!r}"
         return
-    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
-    for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
-        assert np.array_equal(test(got), test(want)), f"{what}: {name} differs: {got} vs {want}"
-    finite = np.isfinite(want)
-    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-14, err_msg=what)
+    assert_same(got, want, what)  # arrays and numbers: the edge tests' one comparison
 
 
 # ---------------------------------------------------------------------------------------------
