@@ -40,7 +40,8 @@ def cells(task):
             "**How this notebook works.** Run it top to bottom. The forward is given; the cell "
             "\"Your backward\" holds a starter that runs and is wrong, and the last cell checks it "
             "against torch and prints `FAIL` with the gradient, the case and the first wrong entry, "
-            "never the formula. The cases are drawn afresh on every run; the report prints the seed. "
+            "never the formula. The call below passes `seed=1`, the cases this page shows; remove "
+            "it to draw fresh cases on every run (the report prints the seed, and `seed=` replays it). "
             "Edit your backward and run the last two cells again until it prints `all checks passed`; "
             "when stuck, add `hint=1` to the call (then 2, 3: the last hint is the formula)."),
         new_markdown_cell("## The forward (given)"),
@@ -53,7 +54,7 @@ def cells(task):
                           + "\n\n## Check\n\nThe same checks as `python -m snippets.workshop check "
                           f"{task} FILE`, on the `backward` of the cell above."),
         new_code_cell("from snippets.workshop.check import check\n\n"
-                      f"print(check({task!r}, backward, forward))"),
+                      f"print(check({task!r}, backward, forward, seed=1))"),
     ]
 
 

@@ -21,7 +21,8 @@ def test_committed_notebook_is_the_generated_one_with_its_outputs(task):
         f"{path} is not what the generator builds: run make notebooks")
     nb = nbformat.read(path, as_version=4)
     assert all(c.execution_count for c in nb.cells if c.cell_type == "code")  # test_notebook_outputs.py
-    assert nb.cells[-1].source.endswith(f"print(check({task!r}, backward, forward))")
+    # the stored outputs are reproducible: the check runs on fixed cases (the page's seed)
+    assert nb.cells[-1].source.endswith(f"print(check({task!r}, backward, forward, seed=1))")
 
 
 def test_section_names_a_missing_section():
