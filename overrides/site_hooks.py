@@ -33,18 +33,18 @@ NB_CLIPBOARD = [
     re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy.*?</clipboard-copy>\s*</div>', re.S),
 ]
 NB_CODE = re.compile(r'<div class="highlight-ipynb hl-(\w+)"><pre>(.*?)</pre>', re.S)
-AFTER = re.compile(r"^After this page you can:?\s*\n((?:[ \t]*\n)*(?:[ \t]*[-*+] .*\n(?:[ \t]+\S.*\n)*)+)", re.M)
+AFTER = re.compile(r"^After this (page|path|part) you can:?\s*\n((?:[ \t]*\n)*(?:[ \t]*[-*+] .*\n(?:[ \t]+\S.*\n)*)+)", re.M)
 MAX_DESCRIPTION = 300
 
 
 def describe(markdown: str) -> str | None:
-    """The page's "After this page you can:" list as one plain sentence (None: no such list)."""
+    """The page's "After this page (path, part) you can:" list as one plain sentence (None: no such list)."""
     found = AFTER.search(markdown + "\n")
     if not found:
         return None
-    items = re.split(r"^[ \t]*[-*+] ", found.group(1), flags=re.M)
+    items = re.split(r"^[ \t]*[-*+] ", found.group(2), flags=re.M)
     items = [" ".join(item.split()) for item in items if item.strip()]
-    text = "After this page you can " + plain(items[0]).rstrip(".;")
+    text = f"After this {found.group(1)} you can " + plain(items[0]).rstrip(".;")
     for item in items[1:]:  # whole items, as many as fit
         more = text + "; " + plain(item).rstrip(".;")
         if len(more) + 1 > MAX_DESCRIPTION:
