@@ -270,8 +270,8 @@ def _write_deck(config, downloads):
 
     from bookcheck import deck
 
-    docs = Path(config["docs_dir"])
-    base_url = config["site_url"] or ""
+    docs = Path(config.get("docs_dir") or ROOT / "docs")
+    base_url = config.get("site_url") or ""
     key = deck.key(docs, base_url)
     if key not in _DECKS:
         with tempfile.TemporaryDirectory() as tmp:
