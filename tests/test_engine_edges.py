@@ -174,26 +174,30 @@ ROWS = np.array([
     *np.random.default_rng(2).standard_normal((3, 3)),
 ])
 
-REDUCTIONS = {
-    "sum": lambda t: t.sum(),
-    "sum axis 0": lambda t: t.sum(axis=0),
-    "sum axis 1 keepdims": lambda t: t.sum(axis=1, keepdims=True),
-    "mean": lambda t: t.mean(),
-    "mean axis 1": lambda t: t.mean(axis=1),
-    "mean axis (0, 1) keepdims": lambda t: t.mean(axis=(0, 1), keepdims=True),
-    "reshape": lambda t: t.reshape(3, -1),
-    "transpose": lambda t: t.T,
+# name -> (method, axis, keepdims): the engine's call and torch's (axis -> dim, keepdims -> keepdim)
+REDUCTION_CALLS = {
+    "sum": ("sum", None, False),
+    "sum axis 0": ("sum", 0, False),
+    "sum axis 1 keepdims": ("sum", 1, True),
+    "mean": ("mean", None, False),
+    "mean axis 1": ("mean", 1, False),
+    "mean axis (0, 1) keepdims": ("mean", (0, 1), True),
 }
-TORCH_REDUCTIONS = {
-    "sum": lambda t: t.sum(),
-    "sum axis 0": lambda t: t.sum(dim=0),
-    "sum axis 1 keepdims": lambda t: t.sum(dim=1, keepdim=True),
-    "mean": lambda t: t.mean(),
-    "mean axis 1": lambda t: t.mean(dim=1),
-    "mean axis (0, 1) keepdims": lambda t: t.mean(dim=(0, 1), keepdim=True),
-    "reshape": lambda t: t.reshape(3, -1),
-    "transpose": lambda t: t.T,
-}
+
+
+def _engine_reduction(method, axis, keepdims):
+    return lambda t: getattr(t, method)(**({} if axis is None else {"axis": axis, "keepdims": keepdims}))
+
+
+def _torch_reduction(method, axis, keepdims):
+    return lambda t: getattr(t, method)(**({} if axis is None else {"dim": axis, "keepdim": keepdims}))
+
+
+REDUCTIONS = {n: _engine_reduction(*c) for n, c in REDUCTION_CALLS.items()}
+TORCH_REDUCTIONS = {n: _torch_reduction(*c) for n, c in REDUCTION_CALLS.items()}
+for table in (REDUCTIONS, TORCH_REDUCTIONS):  # the same calls in both
+    table["reshape"] = lambda t: t.reshape(3, -1)
+    table["transpose"] = lambda t: t.T
 
 
 @pytest.mark.parametrize("seed", ["ones", "random", "edges"])

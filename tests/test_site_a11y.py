@@ -288,15 +288,20 @@ def test_every_diagram_is_named_and_readable_at_390_px(built, inspected):
     assert measured(inspected, "diagrams") == {}
 
 
-def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
+def search_all(served, browser, queries):
+    """{query: the pages the site's search lists for it, in order}, at 1440 px."""
     def search(b):
         context = b.new_context(viewport={"width": 1440, "height": 900})
         page = open_page(context, served)
-        found = {name: site_a11y.search_results(page, name) for name in API_PAGES}
+        found = {q: site_a11y.search_results(page, q) for q in queries}
         context.close()
         return found
 
-    found = browser.run(search)
+    return browser.run(search)
+
+
+def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
+    found = search_all(served, browser, API_PAGES)
     missing = {name: results for name, results in found.items() if API_PAGES[name] not in results}
     assert len(API_PAGES) >= 8
     assert missing == {}
@@ -332,19 +337,10 @@ def test_search_ranks_the_error_index_or_a_demonstration_first(served, browser):
                 shown |= {indexes.site_address(s.path, "") for s in e.where}
         return shown
 
-    def search(b):
-        context = b.new_context(viewport={"width": 1440, "height": 900})
-        page = open_page(context, served)
-        found = {f: site_a11y.search_results(page, f) for f in ERROR_FRAGMENTS}
-        context.close()
-        return found
-
-    found = browser.run(search)
-    ranks = {}
+    found = search_all(served, browser, ERROR_FRAGMENTS)
     for fragment, results in found.items():
         allowed = pages_showing(fragment)
         assert len(allowed) > 1, f"no block of the book shows {fragment!r}"
-        ranks[fragment] = results[:1]
         assert results and results[0] in allowed, (fragment, results[:5], sorted(allowed))
 
 
