@@ -183,7 +183,8 @@ def with_outputs(committed, executed):
 
 def outputs(nb) -> list:
     """What a reader sees of each code cell's outputs: no execution counts, no metadata, memory
-    addresses as 0x..., so that two executions of an unchanged notebook compare equal."""
+    addresses as 0x..., a stream's consecutive chunks joined, so that two executions of an
+    unchanged notebook compare equal."""
     def plain(value):
         if isinstance(value, str):
             return ADDRESS.sub("0x...", value)
@@ -193,7 +194,20 @@ def outputs(nb) -> list:
             return {k: plain(v) for k, v in value.items() if k not in {"execution_count", "metadata"}}
         return value
 
-    return [plain([dict(o) for o in c.outputs]) for c in nb.cells if c.cell_type == "code"]
+    def merged(outs):
+        """Consecutive prints to one stream as one output: where the kernel splits them
+        depends on timing, not on what the cell prints."""
+        joined = []
+        for o in outs:
+            o = dict(o)
+            if o.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream" \
+                    and joined[-1].get("name") == o.get("name"):
+                joined[-1] = dict(joined[-1], text="".join((joined[-1]["text"], o["text"])))
+            else:
+                joined.append(o)
+        return joined
+
+    return [plain(merged(c.outputs)) for c in nb.cells if c.cell_type == "code"]
 
 
 def stale(path: Path) -> list[str]:

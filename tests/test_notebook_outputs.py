@@ -70,6 +70,16 @@ def test_execution_counts_timings_and_addresses_are_not_outputs(tmp_path):
     assert notebooks.ADDRESS.sub("0x...", "<object at 0x7f3a2b1c9d60>") == "<object at 0x...>"
 
 
+def test_where_a_stream_is_split_into_chunks_is_not_an_output(tmp_path):
+    """The kernel splits consecutive prints to stdout where timing has it; a reader sees one text."""
+    def split(code):
+        out = code[0]["outputs"][0]
+        text = "".join(out["text"]) if isinstance(out["text"], list) else out["text"]
+        code[0]["outputs"][0:1] = [dict(out, text=text[:3]), dict(out, text=text[3:])]
+
+    assert notebooks.stale(_copy(tmp_path, split)) == []
+
+
 def test_a_notebook_whose_cell_raises_fails(tmp_path):
     shutil.copy(FIXTURES / "failing.ipynb", tmp_path)
     with pytest.raises(CellExecutionError, match="element 0 of tensors does not require grad"):
