@@ -432,3 +432,14 @@ def test_check_refuses_a_non_function():
         check("maxpool", 3)
     with pytest.raises(KeyError, match="unknown task"):
         check("nope", lambda g, x: (g,))
+
+
+def test_the_largest_error_is_placed_at_the_first_of_its_ties_whatever_the_rounding():
+    # Errors equal on paper differ in their last bits between CPU kernels (a wrong layer norm
+    # misses a term shared by a whole row): the report names the first of them, in both orders.
+    want = torch.zeros(2, 4, dtype=torch.float64)
+    for last_bits in (1e-15, -1e-15):
+        got = torch.tensor([[0.1, 0.1, 0.1, 0.1], [0.3, 0.3, 0.3, 0.3 + last_bits]], dtype=torch.float64)
+        with pytest.raises(Mismatch) as e:
+            compare("grad_x", got, want, "case 1", "grad_x")
+        assert "largest absolute error 0.3 at (1, 0)," in str(e.value), str(e.value)
