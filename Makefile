@@ -47,7 +47,7 @@ serve-venv:
 	  fi; \
 	fi
 
-# Rebuilds only the pages whose source changed (a page added or deleted rebuilds all).
+# Rebuilds only the pages whose source changed; after adding, deleting or renaming a page, run it again.
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
 # shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
 serve: serve-venv

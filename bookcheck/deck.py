@@ -264,6 +264,23 @@ def key(docs: Path = DOCS, base_url: str = "") -> str:
     return digest.hexdigest()
 
 
+_BUILT: dict = {}  # key -> {file name: bytes}; kept across the rebuilds of `make serve`
+
+
+def files(docs: Path = DOCS, base_url: str = "") -> dict[str, bytes]:
+    """The .apkg and the CSV as bytes, built once per content of their sources and the site's
+    address (the build hook writes them into downloads/ on every build; this module, unlike the
+    hooks, is imported once per process)."""
+    import tempfile
+
+    k = key(docs, base_url)
+    if k not in _BUILT:
+        with tempfile.TemporaryDirectory() as tmp:
+            _BUILT.clear()
+            _BUILT[k] = {p.name: p.read_bytes() for p in write(Path(tmp), docs, base_url)}
+    return _BUILT[k]
+
+
 def write(out_dir: Path, docs: Path = DOCS, base_url: str = "") -> tuple[Path, Path]:
     """Writes the .apkg and the CSV into ``out_dir``; returns their paths."""
     import genanki

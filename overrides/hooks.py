@@ -14,13 +14,7 @@
    mermaid from a CDN when a notebook has a mermaid output. The book typesets math with its
    vendored KaTeX and makes no request off its own origin, so both are removed.
 3. Notebooks are shown as committed, with their stored outputs (mkdocs-jupyter's `execute: false`;
-   bookcheck.notebooks writes them and the tests prove them current). mkdocs-jupyter caches each
-   converted page by the notebook's bytes and its options; the versions of the libraries that
-   render it are added to that key, so a venv with other versions (`make serve` on another
-   Python) never reuses pages another one converted.
-4. Rebuilds stay fast: mermaid2's HTML pass is skipped on pages without a diagram (it parses
-   every page with BeautifulSoup to find one), and code highlighting is cached by
-   (code, language, options).
+   bookcheck.notebooks writes them and the tests prove them current).
 
 Serving needs no torch: nothing here, in overrides/site_hooks.py or overrides/api_docs.py, nor
 what they import of bookcheck, imports it (tests/test_serve_anywhere.py builds without it). The
@@ -28,7 +22,6 @@ book's bookcheck is imported from this checkout, whichever venv runs mkdocs.
 """
 
 import datetime
-import hashlib
 import re
 import subprocess
 import sys
@@ -83,72 +76,7 @@ def on_config(config):
     # The other torch versions every page's blocks run on, each with its passing run of exactly
     # these files (make test-torch), or None.
     BUILD["also"] = [dict(version=v, verified=results.verified(path=results.verified_path(v))) for v in versions.also()]
-    _key_notebook_pages_by_versions()
-    _skip_mermaid_pass_without_diagrams(config)
-    _cache_highlighting()
     return config
-
-
-def _key_notebook_pages_by_versions():
-    from importlib.metadata import version
-
-    from mkdocs_jupyter import plugin as jupyter
-
-    if getattr(jupyter, "_book_keyed", False):
-        return
-    key_of = jupyter._compute_cache_key
-    renderers = ";".join(f"{name}={version(name)}" for name in (
-        "mkdocs-jupyter", "nbconvert", "nbformat", "mistune", "Pygments", "jupyterlab_pygments"))
-    salt = renderers + f";python={sys.version_info[:2]}"
-
-    def cache_key(nb_path, config, exec_nb):
-        return key_of(nb_path, config, exec_nb) + "-" + hashlib.sha256(salt.encode()).hexdigest()[:12]
-
-    jupyter._compute_cache_key = cache_key
-    jupyter._book_keyed = True
-
-
-def _skip_mermaid_pass_without_diagrams(config):
-    """mermaid2 parses every page with BeautifulSoup to look for diagrams; on a page with
-    none it only re-serializes the HTML. Its registered post_page handler is wrapped with a
-    string check first (the plugins are loaded before this hook runs, so their bound
-    methods are replaced in the event list, not on the class)."""
-    events = config.plugins.events["post_page"]
-    for i, method in enumerate(events):
-        owner = getattr(method, "__self__", None)
-        if type(owner).__module__.startswith("mermaid2") and not getattr(method, "_book_precheck", False):
-            events[i] = _precheck(method)
-
-
-def _precheck(on_post_page):
-    def precheck(output_content, *args, **kwargs):
-        if 'class="mermaid"' not in output_content and "language-mermaid" not in output_content:
-            return output_content  # no diagram: nothing for mermaid2 to do on this page
-        return on_post_page(output_content, *args, **kwargs)
-
-    precheck._book_precheck = True
-    return precheck
-
-
-_HIGHLIGHTED = {}
-
-
-def _cache_highlighting():
-    from pymdownx import highlight
-
-    cls = highlight.Highlight
-    if getattr(cls, "_book_cached", False):
-        return
-    original = cls.highlight
-
-    def cached(self, src, language, *args, **kwargs):
-        key = (src, language, repr(args), repr(sorted(kwargs.items())), repr(sorted(vars(self).items())))
-        if key not in _HIGHLIGHTED:
-            _HIGHLIGHTED[key] = original(self, src, language, *args, **kwargs)
-        return _HIGHLIGHTED[key]
-
-    cls.highlight = cached
-    cls._book_cached = True
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -173,35 +101,10 @@ def on_page_markdown(markdown, page, config, files):
 def on_startup(command, dirty):
     import logging
 
-    from bookcheck import serve
-
-    serve.started(command == "serve" and dirty)
     if command == "serve" and dirty:
         # `make serve` asks for dirty rebuilds on purpose; mkdocs' notice about them is a
         # warning, which strict mode (mkdocs.yml) would turn into an aborted build.
         logging.getLogger("mkdocs.commands.build").addFilter(lambda r: "'dirty' build" not in r.getMessage())
-
-
-def on_serve(server, config, builder):
-    """Poll the watched trees every 0.1 s instead of mkdocs' 0.5 s, so that a saved page starts
-    its rebuild at once (a scan of docs/ costs about a millisecond). The observer stays a polling
-    one: inotify also reports the build's own reads of docs/, and each read would rebuild."""
-    from watchdog.observers.polling import PollingObserver
-
-    paths = list(server._watched_paths)
-    server.observer = PollingObserver(timeout=0.1)
-    server._watched_paths.clear()
-    server._watch_refs.clear()
-    for path in paths:
-        server.watch(path)
-    return server
-
-
-def on_files(files, config):
-    from bookcheck import serve
-
-    serve.pages_changed(files)
-    return files
 
 
 # 3. The book's `snippets` package as a wheel on the site (downloads/), and its address in the
@@ -262,20 +165,9 @@ def on_post_build(config):
 
 # The drills as an Anki deck and a CSV in downloads/ (bookcheck/deck.py), built from the drill
 #    pages alone, once per content of those pages, the files they include and the site's address.
-_DECKS = {}
-
-
 def _write_deck(config, downloads):
-    import tempfile
-
     from bookcheck import deck
 
     docs = Path(config.get("docs_dir") or ROOT / "docs")
-    base_url = config.get("site_url") or ""
-    key = deck.key(docs, base_url)
-    if key not in _DECKS:
-        with tempfile.TemporaryDirectory() as tmp:
-            _DECKS.clear()
-            _DECKS[key] = {p.name: p.read_bytes() for p in deck.write(Path(tmp), docs, base_url)}
-    for name, data in _DECKS[key].items():
+    for name, data in deck.files(docs, config.get("site_url") or "").items():
         (downloads / name).write_bytes(data)

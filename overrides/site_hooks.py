@@ -1,10 +1,8 @@
 """Build hooks for the reader's site (mkdocs.yml `hooks:`, after overrides/hooks.py).
 
-1. No render-blocking mermaid. The mermaid2 plugin appends a synchronous
-   `<script src=".../mermaid.min.js">` (3.5 MB, about 1 MB gzip) to every page with a diagram,
-   which holds back the page (and its math) until mermaid has downloaded. The tag is removed
-   here; docs/assets/js/diagrams.js loads the same vendored file only when a diagram approaches
-   the viewport. (The plugin's small inline `mermaidConfig` script is left in place.)
+1. No render-blocking mermaid: mkdocs.yml gives mermaid2 (its `javascript` option) the book's
+   loader, docs/assets/js/diagrams.js, as the library to put on pages with diagrams; it loads
+   the vendored mermaid only when a diagram approaches the viewport.
 2. The search dialog gets an accessible name (Material's `role="dialog"` has none).
 3. Notebook pages drop the inline Jupyter stylesheets that nbconvert's template embeds (about
    550 KB per page, mostly the JupyterLab theme); book.css styles the few classes the pages use.
@@ -18,7 +16,6 @@
 import html
 import re
 
-MERMAID_SCRIPT = re.compile(r'<script src="[^"]*/mermaid\.min\.js"></script>')
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search the book">'
 # nbconvert's lab template: <style type="text/css"> blocks of the JupyterLab theme and of
@@ -112,10 +109,6 @@ def on_post_template(output, template_name, config):
 
 
 def on_post_page(output, page, config):
-    output = MERMAID_SCRIPT.sub("", output)
-    # mermaid2 re-serialises pages with diagrams, attributes sorted: Material's canonical link
-    # is given back its own form (rel first), the same on every page.
-    output = CANONICAL_SORTED.sub(r'<link rel="canonical" href="\1"/>', output)
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
     if page.file.src_uri.endswith(".ipynb"):
         output = INLINE_STYLE.sub("", output)
@@ -130,7 +123,6 @@ def on_post_page(output, page, config):
 
 
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
-CANONICAL_SORTED = re.compile(r'<link href="([^"]*)" rel="canonical"/?>')
 
 
 def escape(text: str) -> str:
