@@ -91,6 +91,9 @@ def gradient_penalty(critic, real, fake):
         alpha = torch.rand(real.shape[0], 1)                      # (N, 1), one mix per sample
         x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)
         scores = critic(x_hat)                                    # (N, 1)
-        (g,) = torch.autograd.grad(scores.sum(), x_hat, create_graph=True)  # (N, D)
+        if scores.requires_grad:  # zeros where the critic does not use x_hat (materialize_grads)
+            (g,) = torch.autograd.grad(scores.sum(), x_hat, create_graph=True, materialize_grads=True)  # (N, D)
+        else:  # a critic that has no graph at all: its gradient is 0 too
+            g = torch.zeros_like(x_hat)
         return ((g.norm(dim=1) - 1) ** 2).mean()
 # --8<-- [end:penalty]

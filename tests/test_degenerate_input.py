@@ -196,6 +196,10 @@ def _rows():
                                      torch_hvp(zero_hessian, x2, v2)))),
         ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(_constant_critic(), torch.ones(3, 2), torch.zeros(3, 2)),
          Torch(lambda: torch.tensor(1.0))),  # a critic with zero gradient: mean((0 - 1)^2) = 1
+        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(_critic_of_parameters_only(), torch.ones(3, 2), torch.zeros(3, 2)),
+         Torch(lambda: torch.tensor(1.0))),  # x_hat never reaches the critic's output
+        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(lambda x: torch.zeros(x.shape[0], 1), torch.ones(3, 2), torch.zeros(3, 2)),
+         Torch(lambda: torch.tensor(1.0))),  # a critic without any graph
         # guards: a snapshot of another model of the same names
         ("guards", "assert_params_changed", lambda: call("guards", "assert_params_changed")(linear(3, 1), call("guards", "snapshot")(linear(2, 1))),
          (ValueError, r"before\['weight'\] has shape \(1, 2\), the parameter \(1, 3\): before was taken from another module")),
@@ -342,6 +346,12 @@ def _rows():
 def _constant_critic():
     """A critic whose output does not depend on its input: every gradient is 0."""
     return lambda x: x.sum(dim=1, keepdim=True) * 0
+
+
+def _critic_of_parameters_only():
+    """A critic whose output depends on its parameter and not on its input."""
+    bias = torch.zeros(1, requires_grad=True)
+    return lambda x: bias.expand(x.shape[0], 1)
 
 
 def _zero_grad_model():
