@@ -13,7 +13,10 @@ block. One note per drill:
 The kind is the heading's label where it has one (``### 3. Predict: ...``, ``### 9. Write the
 line: ...``: the first word, one of KINDS), else the page's default (DEFAULT_KIND), else the section.
 A note's guid comes from the page's path, the drill's number and its title without the label,
-case-folded: rebuilding, or labelling a heading, keeps a reader's review history.
+case-folded: rebuilding, or labelling a heading, keeps a reader's review history. A page that
+continues a series (its numbers go on from the page before it, SERIES) gives its notes the guid
+of the series' first page, where its drills were before the series was split: moving a drill
+between the pages of one series keeps its history too.
 
 Used by the build (overrides/hooks.py writes both files into the site's downloads/) and by
 tests/test_deck.py.
@@ -41,7 +44,17 @@ DECK_ID = 1_733_510_417  # fixed: Anki matches an imported deck and its note typ
 MODEL_ID = 1_733_510_418
 DECK_NAME = "Autograd, verified: drills"
 KINDS = ("Predict", "Write", "Derive", "Diagnose", "Explain", "Fix")  # a heading's label starts with one
-DEFAULT_KIND = {"drills.md": "Predict", "drills-write-it.md": "Write"}  # else: the section
+# A series of drill pages: its first page, then the pages that continue it, in order. Numbers go on
+# across the pages of a series and are unique in it (tests/test_deck.py).
+SERIES = {
+    "reference/drills.md": ["reference/drills-accumulation.md", "reference/drills-functions.md",
+                            "reference/drills-failures.md"],
+    "reference/drills-diagnose.md": ["reference/drills-diagnose-2.md", "reference/drills-diagnose-3.md",
+                                     "reference/drills-diagnose-4.md"],
+}
+FIRST_PAGE = {page: first for first, rest in SERIES.items() for page in rest}
+DEFAULT_KIND = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
+                "drills-failures.md": "Predict", "drills-write-it.md": "Write"}  # else: the section
 
 HEADING = re.compile(r"^(#{1,6}) (.*?)\s*$")
 DRILL = re.compile(r"^(\d+)\. (.+)$")
@@ -75,7 +88,7 @@ class Drill:
     def guid(self) -> str:
         import genanki
 
-        return genanki.guid_for(self.page, self.number, _unlabelled(self.title))
+        return genanki.guid_for(FIRST_PAGE.get(self.page, self.page), self.number, _unlabelled(self.title))
 
     @property
     def tags(self) -> list[str]:

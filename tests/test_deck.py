@@ -23,7 +23,11 @@ from bookcheck.page import expand_snippets, parse_page
 PAGES = sorted((DOCS / "reference").glob("drills*.md"))
 BASE = "https://example.org/book/"
 LABELS = ("Predict", "Write", "Derive", "Diagnose", "Explain", "Fix")  # a heading's "Kind: ..."
-DEFAULT = {"drills.md": "Predict", "drills-write-it.md": "Write"}  # else the section
+DEFAULT = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
+           "drills-failures.md": "Predict", "drills-write-it.md": "Write"}  # else the section
+# The pages of a series, in order: their drills are numbered on from one page to the next.
+SERIES = [["drills.md", "drills-accumulation.md", "drills-functions.md", "drills-failures.md"],
+          ["drills-diagnose.md", "drills-diagnose-2.md", "drills-diagnose-3.md", "drills-diagnose-4.md"]]
 
 
 def page_drills(path: Path) -> list[dict]:
@@ -170,6 +174,36 @@ def test_guids_are_stable(built):
     first, second = ({n["url"]: n["guid"] for n in run[0]} for run in built)
     assert first == second
     assert len(set(first.values())) == len(first)
+
+
+def test_numbers_run_on_across_the_pages_of_a_series():
+    alone = [[p.name] for p in PAGES if not any(p.name in s for s in SERIES)]
+    assert sorted(name for s in SERIES + alone for name in s) == sorted(p.name for p in PAGES)
+    for series in SERIES + alone:
+        numbers = [d["number"] for name in series for d in DRILLS if d["page"].name == name]
+        assert numbers == list(range(1, len(numbers) + 1)), series
+
+
+def test_a_continuing_page_names_the_page_before_it_at_the_top():
+    for series in SERIES:
+        for before, name in zip(series, series[1:]):
+            text = (DOCS / "reference" / name).read_text(encoding="utf-8")
+            top = text.split("\n## ", 1)[0]
+            assert f"]({before})" in top, f"{name}: no link to {before} above its first section"
+            first = min(d["number"] for d in DRILLS if d["page"].name == name)
+            assert f"drills {first} to " in " ".join(top.split()), f"{name}: does not say where its numbers start"
+
+
+def test_a_drill_keeps_its_guid_on_any_page_of_its_series(built):
+    """A note's guid is made with the series' first page, so splitting a page keeps a reader's history."""
+    import genanki
+
+    guids = {n["url"]: n["guid"] for n in built[0][0]}
+    first = {name: series[0] for series in SERIES for name in series}
+    for d in DRILLS:
+        page = "reference/" + first.get(d["page"].name, d["page"].name)
+        title = re.sub(r"^(" + "|".join(LABELS) + r")\b[^:`]*:\s+", "", d["title"])
+        assert guids[link(d)] == genanki.guid_for(page, d["number"], " ".join(title.split()).casefold()), link(d)
 
 
 def test_csv_has_the_same_notes(built):
