@@ -51,10 +51,11 @@ SERIES = {
                             "reference/drills-failures.md"],
     "reference/drills-diagnose.md": ["reference/drills-diagnose-2.md", "reference/drills-diagnose-3.md",
                                      "reference/drills-diagnose-4.md"],
+    "reference/drills-write-it.md": ["reference/drills-fix.md"],
 }
 FIRST_PAGE = {page: first for first, rest in SERIES.items() for page in rest}
 DEFAULT_KIND = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
-                "drills-failures.md": "Predict", "drills-write-it.md": "Write"}  # else: the section
+                "drills-failures.md": "Predict", "drills-write-it.md": "Write", "drills-fix.md": "Write"}  # else: the section
 
 HEADING = re.compile(r"^(#{1,6}) (.*?)\s*$")
 DRILL = re.compile(r"^(\d+)\. (.+)$")

@@ -24,10 +24,11 @@ PAGES = sorted((DOCS / "reference").glob("drills*.md"))
 BASE = "https://example.org/book/"
 LABELS = ("Predict", "Write", "Derive", "Diagnose", "Explain", "Fix")  # a heading's "Kind: ..."
 DEFAULT = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
-           "drills-failures.md": "Predict", "drills-write-it.md": "Write"}  # else the section
+           "drills-failures.md": "Predict", "drills-write-it.md": "Write", "drills-fix.md": "Write"}  # else the section
 # The pages of a series, in order: their drills are numbered on from one page to the next.
 SERIES = [["drills.md", "drills-accumulation.md", "drills-functions.md", "drills-failures.md"],
-          ["drills-diagnose.md", "drills-diagnose-2.md", "drills-diagnose-3.md", "drills-diagnose-4.md"]]
+          ["drills-diagnose.md", "drills-diagnose-2.md", "drills-diagnose-3.md", "drills-diagnose-4.md"],
+          ["drills-write-it.md", "drills-fix.md"]]
 
 
 def page_drills(path: Path) -> list[dict]:
