@@ -40,7 +40,7 @@ API_PAGES = {
     "clip_grad_norm_": "part6/gradient-health/",
     "register_post_accumulate_grad_hook": "part6/hooks/",
     "functional_call": "part6/torch-func/",
-    "set_detect_anomaly": "part1/failure-modes/",
+    "set_detect_anomaly": "part1/backward-failures/",
     "retain_grad": "part1/tracking/",
     "inference_mode": "part2/tracking-off/",
     "requires_grad_": "part1/tracking/",
