@@ -190,8 +190,8 @@ def test_assigning_engine_fails_the_fixed_fork_a_times_b_plus_a():
     assert run_engine(*graph, accumulate=False)[1][0] in (1.0, 5.0)  # one use survives
 
 
-# The fixed expressions of the forks page (docs/part1/forks.md): each leaf with a fork is used
-# more than once; the unforked ones use every leaf once.
+# The fixed expressions of the forks pages (docs/part1/forks.md, shared-weights.md): each leaf
+# with a fork is used more than once; the unforked ones use every leaf once.
 FORKED = [
     ("a*b + a", lambda a, b: a * b + a, (2.0, 5.0)),
     ("x*x", lambda x: x * x, (3.0,)),
