@@ -38,7 +38,7 @@ FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 API_PAGES = {
     "register_hook": "part6/hooks/",
     "clip_grad_norm_": "part6/gradient-health/",
-    "register_post_accumulate_grad_hook": "part6/hooks/",
+    "register_post_accumulate_grad_hook": "part6/optimizer-in-backward/",
     "functional_call": "part6/torch-func/",
     "set_detect_anomaly": "part1/backward-failures/",
     "retain_grad": "part1/tracking/",
