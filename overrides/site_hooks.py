@@ -11,6 +11,11 @@
    nbconvert's id keeps them (#why-zero_grad-every-step); such links are pointed at the id.
 5. Every page gets a description of its own (the `<meta name="description">`, also used by the
    Open Graph tags of overrides/main.html): the items of its "After this page you can:" list.
+6. On a page with diagrams, mermaid2 re-serialises the whole page with BeautifulSoup, which
+   sorts every tag's attributes (it has no option to keep them). Material's canonical link,
+   `<link rel="canonical" href="...">`, then reads `<link href="http://..." rel="canonical"/>`,
+   the form of a stylesheet loaded from another address. It is written back in Material's form,
+   as on every other page (tests/test_site_a11y.py checks every page).
 """
 
 import html
@@ -110,6 +115,7 @@ def on_post_template(output, template_name, config):
 
 def on_post_page(output, page, config):
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
+    output = CANONICAL_SORTED.sub(r'<link rel="canonical" href="\1">', output, count=1)
     if page.file.src_uri.endswith(".ipynb"):
         output = INLINE_STYLE.sub("", output)
         for pattern in NB_CLIPBOARD:
@@ -123,6 +129,7 @@ def on_post_page(output, page, config):
 
 
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
+CANONICAL_SORTED = re.compile(r'<link href="([^"]*)" rel="canonical"/?>')
 
 
 def escape(text: str) -> str:
