@@ -11,7 +11,7 @@ block. One note per drill:
     tags    page::<page>, kind::<kind>, section::<section>
 
 The kind is the heading's label where it has one (``### 3. Predict: ...``, ``### 9. Write the
-line: ...``: the first word, one of KINDS), else the page's default (DEFAULT_KIND), else the section.
+line: ...``: the first word, one of KINDS), else its series' default (DEFAULT_KIND), else the section.
 A note's guid comes from the page's path, the drill's number and its title without the label,
 case-folded: rebuilding, or labelling a heading, keeps a reader's review history. A page that
 continues a series (its numbers go on from the page before it, SERIES) gives its notes the guid
@@ -54,8 +54,8 @@ SERIES = {
     "reference/drills-write-it.md": ["reference/drills-fix.md"],
 }
 FIRST_PAGE = {page: first for first, rest in SERIES.items() for page in rest}
-DEFAULT_KIND = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
-                "drills-failures.md": "Predict", "drills-write-it.md": "Write", "drills-fix.md": "Write"}  # else: the section
+# The kind of an unlabelled drill, per series (its first page; every page of the series): else the section.
+DEFAULT_KIND = {"reference/drills.md": "Predict", "reference/drills-write-it.md": "Write"}
 
 HEADING = re.compile(r"^(#{1,6}) (.*?)\s*$")
 DRILL = re.compile(r"^(\d+)\. (.+)$")
@@ -246,7 +246,7 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
             end += 1
         number, title = int(drill.group(1)), drill.group(2)
         label = LABEL.match(title)
-        kind = label.group(1) if label else DEFAULT_KIND.get(path.name, section)
+        kind = label.group(1) if label else DEFAULT_KIND.get(FIRST_PAGE.get(page, page), section)
         heading = render.prose([f"### {text}"])
         question, _ = render.region(i + 1, answer)
         back, shown = render.region(answer + 1, end, indent=4)
