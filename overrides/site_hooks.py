@@ -16,6 +16,11 @@
    `<link rel="canonical" href="...">`, then reads `<link href="http://..." rel="canonical"/>`,
    the form of a stylesheet loaded from another address. It is written back in Material's form,
    as on every other page (tests/test_site_a11y.py checks every page).
+7. The print page (mkdocs-print-site-plugin, mkdocs.yml: the whole book on one page, in nav
+   order, the source of `make pdf`) turns every link to a page of the book into a link within
+   itself, `#<page key>-<anchor>`. A page outside the nav (the workshop's notebooks, reached
+   from their task pages) is not on it: such a link is pointed back at that page of the site
+   (tests/test_site_a11y.py checks that every link to an anchor resolves, on every page).
 """
 
 import html
@@ -134,3 +139,55 @@ CANONICAL_SORTED = re.compile(r'<link href="([^"]*)" rel="canonical"/?>')
 
 def escape(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+# 7. The print page's links to pages that are not on it.
+ID = re.compile(r"""\bid=["']([^"']+)["']""")
+IN_PAGE_LINK = re.compile(r"""href=(["'])#([^"']+)\1""")
+PAGES = {}  # page key, as the print page names a page's section -> the page's URL
+
+
+def page_key(url: str) -> str:
+    """The id the print page gives a page's section: its URL with "/" as "-" (index: "index")."""
+    return url.lower().strip().strip("/").replace(".html", "").replace("/", "-") or "index"
+
+
+def on_files(files, config):
+    PAGES.clear()
+    PAGES.update((page_key(f.url), f.url) for f in files.documentation_pages())
+    return files
+
+
+def print_page_links(output: str, prefix: str) -> str:
+    """``output``, the print page, with each link to a page that is not on it (no id of that
+    page's key) pointed at that page of the site (``prefix``: the site's root from the print page)."""
+    ids = set(ID.findall(output))
+
+    def point(m):
+        target = m.group(2)
+        if target in ids:
+            return m.group(0)
+        keys = [k for k in PAGES if (target == k or target.startswith(k + "-")) and k not in ids]
+        if not keys:
+            return m.group(0)  # an anchor that is nowhere: left for the test to find
+        key = max(keys, key=len)
+        anchor = target[len(key) + 1:]
+        return f'href={m.group(1)}{prefix}{PAGES[key]}{"#" + anchor if anchor else ""}{m.group(1)}'
+
+    return IN_PAGE_LINK.sub(point, output)
+
+
+def on_post_build(config):
+    """After the plugin has written the print page (hooks run after the plugins)."""
+    from pathlib import Path
+
+    plugin = config["plugins"].get("print-site")
+    if plugin is None or not plugin.config["enabled"]:
+        return
+    name = plugin.config["print_page_basename"]
+    path = Path(config["site_dir"]) / (f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html")
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+        fixed = print_page_links(text, "../" if config["use_directory_urls"] else "")
+        if fixed != text:
+            path.write_text(fixed, encoding="utf-8")

@@ -286,6 +286,13 @@ def site_pages(site: Path) -> list[str]:
     return sorted(str(p.relative_to(site)) for p in site.rglob("*.html"))
 
 
+# The whole book on one page (mkdocs-print-site-plugin), what `make pdf` prints: every page's
+# content again, 7 MB. Its links and markers are checked with every page's; the browser pass
+# over the site's pages (a phone, axe, diagrams at 390 px, the copy buttons) leaves it out:
+# it is checked as a print, in the PDF (tests/test_pdf.py).
+PRINT_PAGE = "print_page/index.html"
+
+
 # --------------------------------------------------------------------------------------------
 # The browser
 # --------------------------------------------------------------------------------------------
@@ -648,9 +655,9 @@ def inspect_site(site: Path, workdir: Path | None = None, only=None, measure=Non
 
     One load per page gives what the reader sees (checked by check_loaded_page), what the copy
     buttons give (the round trip) and ``measure(page)``'s problems (``load.checks``).
-    ``only``: just these pages.
+    ``only``: just these pages. Not the print page (PRINT_PAGE).
     """
-    pages = [rel for rel in site_pages(site) if only is None or rel in only]
+    pages = [rel for rel in site_pages(site) if rel != PRINT_PAGE and (only is None or rel in only)]
     with serve(site) as base:
         urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
         loads = browser().open_many(urls, options=options, measure=measure)

@@ -211,4 +211,4 @@ def test_serve_pins_are_the_books_where_the_python_allows():
 
     serve, book = pins("requirements-serve.txt"), pins("constraints.txt")
     assert {p: v for p, v in serve.items() if p != "setuptools" and book.get(p) != v} == {}
-    assert not {"torch", "pytest", "pytest-codeblocks", "playwright", "numpy"} & set(serve)
+    assert not {"torch", "pytest", "pytest-codeblocks", "playwright", "numpy", "pypdf"} & set(serve)

@@ -111,7 +111,12 @@ CANONICAL = re.compile(r'<link rel="canonical" href="([^"]*)"')
 def test_sitemap_lists_every_page_and_instant_navigation_is_on(built):
     sitemap = (built / "sitemap.xml").read_text(encoding="utf-8")
     locs = re.findall(r"<loc>(.*?)</loc>", sitemap)
-    assert len(locs) == len(html_pages(built)), (len(locs), len(html_pages(built)))
+    # Every page but the print page, a copy of all of them (a search engine would send a reader
+    # to one 7 MB page).
+    pages = [rel for rel in html_pages(built) if rel != site_check.PRINT_PAGE]
+    assert len(pages) < len(html_pages(built)), "no print page was built"
+    assert len(locs) == len(pages), (len(locs), len(pages))
+    assert not any(loc.endswith("/print_page/") for loc in locs), locs
     assert all(loc.startswith("http") for loc in locs)
     page = (built / "part1" / "hand-trace" / "index.html").read_text(encoding="utf-8")
     assert CANONICAL.search(page).group(1).startswith("http")  # a page with diagrams, too
@@ -177,16 +182,22 @@ def test_notebook_pages_carry_no_inline_jupyter_css(built):
         assert "clipboard-copy" not in html, rel  # Material's copy button only
 
 
+def attribute_values(name: str, html: str) -> list[str]:
+    """Every value of the attribute ``name`` in ``html``, in double or single quotes (the print
+    page's sections are written id='section-3')."""
+    return [a or b for a, b in re.findall(rf"""\b{name}=(?:"([^"]*)"|'([^']*)')""", html)]
+
+
 def test_every_toc_link_and_in_page_anchor_resolves(built):
-    """Every link to an anchor (the table of contents included, notebooks too) points at an id
-    that exists on the page it names."""
+    """Every link to an anchor (the table of contents included, notebooks and the print page
+    too) points at an id that exists on the page it names."""
     ids = {}
     for rel in site_check.site_pages(built):
-        ids[rel] = set(re.findall(r'\bid="([^"]+)"', (built / rel).read_text(encoding="utf-8")))
+        ids[rel] = set(attribute_values("id", (built / rel).read_text(encoding="utf-8")))
     broken = []
     for rel in html_pages(built):
         html = (built / rel).read_text(encoding="utf-8")
-        for href in re.findall(r'href="([^"]*#[^"]*)"', html):
+        for href in (h for h in attribute_values("href", html) if "#" in h):
             path, anchor = href.split("#", 1)
             if not anchor or path.startswith(("http:", "https:")):
                 continue
