@@ -11,7 +11,8 @@
 // - then loads the vendored UMD build from this site (once) and asks it for the SVG;
 // - gives the SVG a minimum width at which its smallest label is at least 11 CSS px: on a
 //   narrow screen a wide diagram keeps that size inside a horizontally scrollable box, which is
-//   keyboard-focusable, named by the diagram's title, with a visible hint under it.
+//   keyboard-focusable, named by the diagram's title, with a visible hint under it; in print
+//   the diagram fits the column instead.
 // The stand-in stays the global after mermaid has loaded, so pages reached by instant
 // navigation go through it too.
 (function () {
@@ -97,7 +98,10 @@
     });
     var min = Math.ceil(width * MIN_LABEL_PX / smallest);
     var max = Math.max(min, Math.ceil(width));
-    return svg.replace(/(<svg[^>]*?) style="max-width: [\d.]+px;"/, '$1 style="max-width: ' + max + "px; min-width: " + min + 'px;"');
+    svg = svg.replace(/(<svg[^>]*?) style="max-width: [\d.]+px;"/, '$1 style="max-width: ' + max + "px; min-width: " + min + 'px;"');
+    // On paper nothing scrolls: a printed diagram fits its column (the SVG's own style sheet,
+    // since Material draws it in a shadow root that the site's CSS does not reach).
+    return id ? svg.replace(/<style>/, "<style>@media print{#" + id[1] + "{min-width:0 !important;}}") : svg;
   }
 
   function decorate(host, title) {
