@@ -1,5 +1,5 @@
 # The commands of the README: `make serve`, `make test`, `make test-page PAGE=...`,
-# `make test-torch` and `make drift TORCH=...`.
+# `make test-torch`, `make pdf` and `make drift TORCH=...`.
 #
 # `make serve` needs Python 3.10-3.13 and no torch: it installs the site stack alone
 # (requirements-serve.txt) into .venv-serve, or uses .venv when that is set up and current.
@@ -21,7 +21,7 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build drift clean
+.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build pdf drift clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
@@ -61,6 +61,16 @@ notebooks: $(STAMP)
 
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
+
+# The whole book as one PDF, site/autograd-book.pdf (the home page links it): the site built
+# strict, its print page (print_page/: every page in nav order) printed by the system chromium
+# (bookcheck/pdf.py), then checked (tests/test_pdf.py; --fresh: the PDF is not a project file,
+# so a reused pass would not have read it). CI runs it after `test`.
+PDF := site/autograd-book.pdf
+pdf: $(STAMP)
+	$(BIN)/mkdocs build --strict
+	$(BIN)/python -m bookcheck.pdf site $(PDF)
+	BOOK_PDF=$(PDF) $(BIN)/python -m pytest -q --fresh tests/test_pdf.py
 
 # Checks that passed before with identical inputs are not run again; FRESH=1 runs every check.
 test: $(STAMP)

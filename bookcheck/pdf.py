@@ -1,0 +1,192 @@
+"""The whole book as one PDF: the site's print page (``print_page/``, every page in nav order,
+written by mkdocs-print-site-plugin) printed by the system chromium.
+
+    python -m bookcheck.pdf [SITE] [OUT]   (make pdf: site/ and site/autograd-book.pdf)
+
+The built site is served on 127.0.0.1 (a free port, for the time of the print). Chromium
+(bookcheck.results.chromium(), driven by Playwright; no browser is downloaded) opens the print
+page and fires ``beforeprint``, as a browser's print dialog does: Material opens every
+collapsible block, and the book's diagram loader (docs/assets/js/diagrams.js) draws every
+diagram, which it otherwise draws when a reader scrolls near it. The page is printed once every
+diagram is drawn, every formula typeset and every font loaded. Links that leave the page
+(downloads, the site's pages outside the book's nav) are made absolute from the site's
+address (its canonical link), so that they work from the PDF too. tests/test_pdf.py checks
+the result (``make pdf`` runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import http.server
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ROOT
+from .results import chromium
+
+PDF_NAME = "autograd-book.pdf"
+PRINT_PAGE = "print_page/"
+
+# True once the print page has been drawn for print: no diagram left as source (pre.mermaid,
+# which Material replaces with its drawing) and none still rendering, every formula typeset,
+# every font loaded.
+READY = r"""() => {
+  if (document.readyState !== "complete") return false;
+  if (document.querySelector("pre.mermaid")) return false;
+  const formulas = document.querySelectorAll(".arithmatex");
+  if (Array.from(formulas).some((el) => !el.querySelector(".katex"))) return false;
+  return !document.fonts || document.fonts.status === "loaded";
+}"""
+
+# What the page holds as it is printed (the figures `make pdf` reports).
+STATS = r"""() => ({
+  diagrams: document.querySelectorAll("div.mermaid").length,
+  unrendered: document.querySelectorAll("pre.mermaid").length,
+  folded: document.querySelectorAll("details").length,
+  closed: document.querySelectorAll("details:not([open])").length,
+  formulas: document.querySelectorAll(".arithmatex").length,
+  typeset: document.querySelectorAll(".arithmatex .katex").length,
+  contents: document.querySelectorAll("#print-page-toc a").length,
+})"""
+
+# Links that leave the page, which Material has made absolute to the server the page is
+# printed from: made absolute to the site's address instead (the page's canonical link,
+# ``depth`` folders up), so that they work from the PDF. Links within the page stay links
+# within the PDF.
+ABSOLUTE_LINKS = r"""(depth) => {
+  const canonical = document.querySelector('link[rel="canonical"]');
+  if (!canonical) return 0;
+  const here = new URL("../".repeat(depth), location.href).href;
+  const site = new URL("../".repeat(depth), canonical.href).href;
+  let n = 0;
+  document.querySelectorAll("a[href]").forEach((a) => {
+    const url = new URL(a.getAttribute("href"), location.href);
+    if (!url.href.startsWith(here)) return;  // another site
+    if (url.pathname === location.pathname && url.search === location.search) return;  // in the page
+    a.setAttribute("href", site + url.href.slice(here.length));
+    n++;
+  });
+  return n;
+}"""
+
+
+@dataclass
+class Made:
+    path: Path
+    seconds: float
+    stats: dict
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1, on a free port, while the block runs; yield its URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def make_pdf(site: Path, out: Path, page: str = PRINT_PAGE, ready: bool = True, style: str | None = None,
+             timeout_s: float = 600) -> Made:
+    """Print ``page`` of the built ``site`` to ``out`` (A4).
+
+    For tests/test_pdf.py, which shows that its checks reject a careless print: ``ready=False``
+    prints as soon as the HTML is parsed, before any diagram is drawn or formula typeset;
+    ``style`` is CSS added to the page before it is printed."""
+    from playwright.sync_api import sync_playwright
+
+    browser_path = chromium()
+    if browser_path is None:
+        raise RuntimeError("Debian chromium is not installed: `sudo apt-get install chromium` (bash .ci/run does)")
+    site = Path(site)
+    if not (site / page / "index.html").is_file():
+        raise RuntimeError(f"{site / page / 'index.html'} is missing: build the site first (make build)")
+    start = time.perf_counter()
+    seconds = {}
+
+    def lap(name):
+        seconds[name] = round(time.perf_counter() - start - sum(seconds.values()), 1)
+
+    with serve(site) as base, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            tab = browser.new_page(viewport={"width": 1000, "height": 1400})
+            tab.goto(base + page, wait_until="load" if ready else "domcontentloaded", timeout=timeout_s * 1000)
+            lap("loaded")
+            if ready:
+                tab.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+                tab.wait_for_function(READY, timeout=timeout_s * 1000, polling=200)
+                lap("drawn")
+            if style:
+                tab.add_style_tag(content=style)
+            stats = tab.evaluate(STATS)
+            stats["links out made absolute"] = tab.evaluate(ABSOLUTE_LINKS, page.count("/"))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tab.pdf(path=str(out), format="A4", print_background=True,
+                    margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+            lap("printed")
+        finally:
+            browser.close()
+    return Made(out, time.perf_counter() - start, dict(stats, seconds=seconds))
+
+
+def _texts(path: str, first: int, stop: int) -> list[str]:
+    from pypdf import PdfReader
+
+    pages = PdfReader(path).pages
+    return [pages[i].extract_text() for i in range(first, stop)]
+
+
+def page_texts(path: Path, workers: int = 2) -> list[str]:
+    """The text of each page of the PDF at ``path``, as pypdf extracts it, read in ``workers``
+    processes side by side (pypdf parses content streams in Python: about 0.1 s of CPU a page)."""
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+
+    from pypdf import PdfReader
+
+    count = len(PdfReader(path).pages)
+    step = -(-count // workers)
+    ranges = [(i, min(i + step, count)) for i in range(0, count, step)]
+    if len(ranges) <= 1:
+        return _texts(str(path), 0, count)
+    with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("spawn")) as pool:
+        parts = pool.map(_texts, [str(path)] * len(ranges), *zip(*ranges))
+        return [text for part in parts for text in part]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("site", nargs="?", type=Path, default=ROOT / "site")
+    parser.add_argument("out", nargs="?", type=Path)
+    args = parser.parse_args(argv)
+    out = args.out or args.site / PDF_NAME
+    try:
+        made = make_pdf(args.site, out)
+    except RuntimeError as exc:  # no browser, no built site: say what to do
+        print(f"the book's PDF cannot be made: {exc}", file=sys.stderr)
+        return 1
+    from pypdf import PdfReader
+
+    pages = len(PdfReader(out).pages)
+    print(f"{out}: {pages} pages, {out.stat().st_size / 1e6:.1f} MB in {made.seconds:.0f} s; "
+          + ", ".join(f"{k} {v}" for k, v in made.stats.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
