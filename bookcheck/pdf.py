@@ -8,7 +8,7 @@ The built site is served on 127.0.0.1 (a free port, for the time of the print). 
 page and fires ``beforeprint``, as a browser's print dialog does: Material opens every
 collapsible block, and the book's diagram loader (docs/assets/js/diagrams.js) draws every
 diagram, which it otherwise draws when a reader scrolls near it. The page is printed once every
-diagram is drawn, every formula typeset and every font loaded. Links that leave the page
+block is open, every diagram drawn, every formula typeset and every font loaded. Links that leave the page
 (downloads, the site's pages outside the book's nav) are made absolute from the site's
 address (its canonical link), so that they work from the PDF too. tests/test_pdf.py checks
 the result (``make pdf`` runs it).
@@ -32,12 +32,17 @@ from .results import chromium
 PDF_NAME = "autograd-book.pdf"
 PRINT_PAGE = "print_page/"
 
-# True once the print page has been drawn for print: no diagram left as source (pre.mermaid,
-# which Material replaces with its drawing) and none still rendering, every formula typeset,
-# every font loaded.
+# True once the page is ready to print: every diagram drawn (no pre.mermaid, the source that
+# Material replaces with its drawing), every collapsible block open, every formula typeset,
+# every font loaded. Until then it fires `beforeprint` again: Material opens the collapsible
+# blocks, and the diagram loader releases the diagrams, of the components mounted so far
+# (Material mounts them after the load event, at a time no single event can be sure to follow).
 READY = r"""() => {
+  if (document.querySelector("pre.mermaid, details:not([open])")) {
+    window.dispatchEvent(new Event("beforeprint"));
+    return false;
+  }
   if (document.readyState !== "complete") return false;
-  if (document.querySelector("pre.mermaid")) return false;
   const formulas = document.querySelectorAll(".arithmatex");
   if (Array.from(formulas).some((el) => !el.querySelector(".katex"))) return false;
   return !document.fonts || document.fonts.status === "loaded";
@@ -107,7 +112,7 @@ def make_pdf(site: Path, out: Path, page: str = PRINT_PAGE, ready: bool = True, 
     For tests/test_pdf.py, which shows that its checks reject a careless print: ``ready=False``
     prints as soon as the HTML is parsed, before any diagram is drawn or formula typeset;
     ``style`` is CSS added to the page before it is printed."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
     browser_path = chromium()
     if browser_path is None:
@@ -128,8 +133,11 @@ def make_pdf(site: Path, out: Path, page: str = PRINT_PAGE, ready: bool = True, 
             tab.goto(base + page, wait_until="load" if ready else "domcontentloaded", timeout=timeout_s * 1000)
             lap("loaded")
             if ready:
-                tab.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
-                tab.wait_for_function(READY, timeout=timeout_s * 1000, polling=200)
+                try:
+                    tab.wait_for_function(READY, timeout=timeout_s * 1000, polling=250)
+                except PlaywrightTimeout:
+                    raise RuntimeError(f"{page} was not ready to print after {timeout_s:.0f} s: "
+                                       f"{tab.evaluate(STATS)}") from None
                 lap("drawn")
             if style:
                 tab.add_style_tag(content=style)

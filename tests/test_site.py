@@ -13,6 +13,7 @@ import torch
 
 import harness
 from bookcheck import markers
+from bookcheck.pdf import PDF_NAME
 import round_trip
 import site_check
 
@@ -158,3 +159,25 @@ def test_every_page_with_code_carries_a_true_stamp(book):
             assert reason.split(": ", 1)[1] in text, f"{rel}: the stamp does not give the skip reason"
         stamped += 1
     assert stamped >= 10
+
+
+def test_print_page_links_lead_to_pages_of_the_site(book):
+    """The print page (the whole book on one page, what `make pdf` prints) turns links between
+    pages into links within itself; a link that leaves it (a workshop notebook, which is not in
+    the nav, a download) must lead to a file of the site. Its in-page links are checked with
+    every page's (test_site_a11y.test_every_toc_link_and_in_page_anchor_resolves)."""
+    import os
+
+    html = (book.site / site_check.PRINT_PAGE).read_text(encoding="utf-8")
+    where = os.path.dirname(site_check.PRINT_PAGE)
+    out = {h for h in re.findall(r"""<a\b[^>]*?\bhref=["']([^"'#]+)(?:#[^"']*)?["']""", html)
+           if not re.match(r"[a-z]+:", h)}
+    missing = []
+    for href in sorted(out):
+        if href.endswith("/" + PDF_NAME):
+            continue  # the home page's link to the PDF, which `make pdf` writes after the build
+        target = book.site / os.path.normpath(os.path.join(where, href))
+        if not (target.is_file() or (target / "index.html").is_file()):
+            missing.append(href)
+    assert missing == []
+    assert any("notebooks/w-" in h for h in out) and any("downloads/" in h for h in out), sorted(out)[:20]
