@@ -183,10 +183,10 @@ def test_notebook_pages_carry_no_inline_jupyter_css(built):
         assert "clipboard-copy" not in html, rel  # Material's copy button only
 
 
-def attribute_values(name: str, html: str) -> list[str]:
-    """Every value of the attribute ``name`` in ``html``, in double or single quotes (the print
-    page's sections are written id='section-3')."""
-    return [a or b for a, b in re.findall(rf"""\b{name}=(?:"([^"]*)"|'([^']*)')""", html)]
+# An element's id, and a link with an anchor, in double or single quotes (the print page's
+# sections are written id='section-3').
+ID = re.compile(r"""\sid=["']([^"']*)""")
+ANCHOR_LINK = re.compile(r"""\shref=["']([^"'#]*#[^"']*)""")
 
 
 def test_every_toc_link_and_in_page_anchor_resolves(built):
@@ -194,11 +194,11 @@ def test_every_toc_link_and_in_page_anchor_resolves(built):
     too) points at an id that exists on the page it names."""
     ids = {}
     for rel in site_check.site_pages(built):
-        ids[rel] = set(attribute_values("id", (built / rel).read_text(encoding="utf-8")))
+        ids[rel] = set(ID.findall((built / rel).read_text(encoding="utf-8")))
     broken = []
     for rel in html_pages(built):
         html = (built / rel).read_text(encoding="utf-8")
-        for href in (h for h in attribute_values("href", html) if "#" in h):
+        for href in ANCHOR_LINK.findall(html):
             path, anchor = href.split("#", 1)
             if not anchor or path.startswith(("http:", "https:")):
                 continue
