@@ -67,8 +67,7 @@ build: $(STAMP)
 # (bookcheck/pdf.py), then checked (tests/test_pdf.py; --fresh: the PDF is not a project file,
 # so a reused pass would not have read it). CI runs it after `test`.
 PDF := site/autograd-book.pdf
-pdf: $(STAMP)
-	$(BIN)/mkdocs build --strict
+pdf: build
 	$(BIN)/python -m bookcheck.pdf site $(PDF)
 	BOOK_PDF=$(PDF) $(BIN)/python -m pytest -q --fresh tests/test_pdf.py
 
