@@ -34,6 +34,7 @@ import pytest
 import yaml
 
 from bookcheck import notebook_gen as notebooks
+from bookcheck import wheel as snippets_wheel
 
 ROOT = notebooks.ROOT
 READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]
@@ -154,6 +155,7 @@ def site(tmp_path_factory):
         for name in notebooks.BUILDERS:
             shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
         (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
+        (project / "docs" / "downloads").symlink_to(snippets_wheel.ensure().parent)  # as `make build` makes it
         (project / "overrides").symlink_to(ROOT / "overrides")
         config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
                   "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
@@ -326,6 +328,8 @@ def test_a_downloaded_notebook_runs(runs, name):
 def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
     import importlib.util
 
+    snippets_wheel.ensure()
+
     spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
@@ -336,9 +340,41 @@ def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
         copy = site / "notebooks" / "01-hand-trace" / "01-hand-trace.ipynb"
         copy.write_text(committed, encoding="utf-8")
         hooks.on_post_build({"site_dir": str(site), "site_url": site_url})
-        wheel = wheel_of(site)
+        wheel = snippets_wheel.current()
         setup = "".join(json.loads(copy.read_text(encoding="utf-8"))["cells"][1]["source"])
         if site_url:
             assert f'\nWHEEL = "https://example.org/book/downloads/{wheel.name}"  # ' in setup
         else:  # no address to write: the copy is left as committed
             assert copy.read_text(encoding="utf-8") == committed and "\nWHEEL = None  # " in setup
+
+
+def test_the_hook_warns_when_the_wheel_is_missing(tmp_path, caplog):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    docs, site = tmp_path / "docs", tmp_path / "site"
+    (docs / "downloads").mkdir(parents=True)
+    site.mkdir()
+    hooks.on_post_build({"site_dir": str(site), "site_url": "https://example.org/", "docs_dir": str(docs)})
+    [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.name.startswith("mkdocs.") and "python -m bookcheck.wheel" in warning.getMessage()
+
+
+def test_a_wheel_is_current_only_for_the_sources_it_was_made_from(tmp_path):
+    root, downloads = tmp_path / "project", tmp_path / "downloads"
+    for p in snippets_wheel.sources():
+        (root / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, root / p.relative_to(ROOT))
+    assert snippets_wheel.current(downloads, root) is None  # nothing made yet
+    made = snippets_wheel.ensure(downloads, root)
+    assert snippets_wheel.current(downloads, root) == made
+    with zipfile.ZipFile(made) as z:
+        assert z.read("snippets/views.py") == (root / "snippets" / "views.py").read_bytes()
+    (root / "snippets" / "views.py").write_text("# changed\n", encoding="utf-8")
+    assert snippets_wheel.current(downloads, root) is None  # stale: the hook warns
+    remade = snippets_wheel.ensure(downloads, root)
+    with zipfile.ZipFile(remade) as z:
+        assert z.read("snippets/views.py") == b"# changed\n"
+    assert sorted(p.name for p in downloads.iterdir()) == sorted([remade.name, snippets_wheel.KEY_FILE])
