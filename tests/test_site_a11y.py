@@ -17,6 +17,7 @@ import pytest
 
 import site_a11y
 import site_check
+from bookcheck.page import parse_page
 
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"
@@ -32,7 +33,6 @@ TEMPLATES = {
     "reference/drills/index.html": "a drill page",
     "404.html": "the 404 page",
 }
-FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 
 # API name -> the page that teaches it (a search for the name must list that page).
 API_PAGES = {
@@ -64,13 +64,13 @@ def test_every_diagram_has_an_accessible_title_and_description():
     missing = []
     count = 0
     for page in sorted(DOCS.rglob("*.md")):
-        for fence in FENCE.finditer(page.read_text(encoding="utf-8")):
+        for block in parse_page(page):
+            if block.syntax != "mermaid":
+                continue
             count += 1
-            body = fence.group(2)
             for key in ("accTitle", "accDescr"):
-                if not re.search(rf"^\s*{key}\s*:\s*\S", body, re.M):
-                    line = page.read_text(encoding="utf-8")[: fence.start()].count("\n") + 1
-                    missing.append(f"{page.relative_to(ROOT)}:{line}: no {key}")
+                if not re.search(rf"^\s*{key}\s*:\s*\S", block.code, re.M):
+                    missing.append(f"{block.where}: no {key}")
     assert count >= 30, count
     assert missing == []
 
