@@ -57,8 +57,10 @@ def ensure(downloads: Path = DOWNLOADS, root: Path = ROOT) -> Path:
             (src / p.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, src / p.relative_to(root))
         out = subprocess.run(
+            # --ignore-requires-python: the wheel is for readers on Python 3.11+, and `make serve`
+            # may run on 3.10 (pure Python: the interpreter that packs it does not matter)
             [sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--no-build-isolation", "--wheel-dir", str(Path(tmp, "dist")), str(src)],
+             "--no-build-isolation", "--ignore-requires-python", "--wheel-dir", str(Path(tmp, "dist")), str(src)],
             capture_output=True, text=True, timeout=300)
         if out.returncode:
             raise RuntimeError(f"making the wheel of the snippets package failed (pip wheel, exit {out.returncode}):\n"
