@@ -9,7 +9,8 @@ What a reader of the PDF gets, each read from the sources (mkdocs.yml's nav, the
 from the print page:
 - a table of contents listing every part and page of the nav, in order; then every page, in
   nav order, under its own title;
-- every diagram drawn: no diagram's source left as text, each diagram's labels present;
+- every diagram drawn: no diagram's source left as text, each diagram printed with its
+  caption (its title, which the page gives it once drawn) and its labels;
 - every folded answer open;
 - links that work: a link within the book goes to a place in the PDF, a link out goes to the
   site's address or elsewhere on the web, never to the server the page was printed from.
@@ -91,8 +92,8 @@ def title(source: Path) -> str:
     return re.search(r"^# (.+)$", text, re.M).group(1)
 
 
-def diagrams(source: Path) -> list[tuple[str, list[str]]]:
-    """(title, labels) of each diagram of a Markdown page."""
+def diagrams(source: Path) -> list[tuple[str, str, list[str]]]:
+    """(where, caption in print, labels) of each diagram of a Markdown page."""
     out = []
     for fence in FENCE.finditer(source.read_text(encoding="utf-8") if source.suffix == ".md" else ""):
         body = fence.group(2)
@@ -101,7 +102,8 @@ def diagrams(source: Path) -> list[tuple[str, list[str]]]:
         # not a chart's data (a list of numbers), nor a label with markup or an escape
         labels = [label for label in labels if len(norm(label)) >= 3 and not re.search(r"[<#&\\]", label)
                   and not re.fullmatch(r"[-\d.,\s]+", label)]
-        out.append((f"{source.relative_to(DOCS)}: {name.group(1) if name else 'a diagram'}", labels))
+        title = name.group(1).strip() if name else ""
+        out.append((f"{source.relative_to(DOCS)}: {title or 'a diagram'}", f"Diagram: {title}" if title else "Diagram", labels))
     return out
 
 
@@ -132,10 +134,16 @@ def source_left(texts: list[str]) -> list[str]:
 
 
 def diagram_problems(texts: list[str], sources: list[Path]) -> list[str]:
-    """A diagram left as source, or one whose labels are not in the PDF."""
+    """A diagram left as source, one not drawn (a drawn diagram is printed with the caption
+    "Diagram: <its accTitle>", docs/assets/css/book.css), or one whose labels are not in the PDF."""
     problems = [f"a diagram left as mermaid source, {p}" for p in source_left(texts)]
     whole = norm(" ".join(texts))
-    for name, labels in (d for s in sources for d in diagrams(s)):
+    found = [d for s in sources for d in diagrams(s)]
+    for caption in sorted({c for _, c, _ in found}):
+        drawn, wanted = whole.count(norm(caption)), sum(1 for _, c, _ in found if c == caption)
+        if drawn < wanted:
+            problems.append(f"{caption!r}: {wanted - drawn} of {wanted} such diagram(s) not drawn (no caption)")
+    for name, _, labels in found:
         missing = [label for label in labels if norm(label) not in whole]
         if missing:
             problems.append(f"{name}: labels not in the PDF: {missing}")
@@ -219,7 +227,7 @@ def test_every_page_is_in_nav_order_under_its_own_title(texts):
 def test_every_diagram_is_drawn(texts):
     sources = pages()
     assert sum(len(diagrams(s)) for s in sources) >= 40
-    assert sum(1 for s in sources for _, labels in diagrams(s) if labels) >= 30
+    assert sum(1 for s in sources for _, _, labels in diagrams(s) if labels) >= 30
     assert diagram_problems(texts, sources) == []
 
 
@@ -278,8 +286,8 @@ def test_checks_reject_a_book_without_contents_or_out_of_order(texts):
 
 def test_checks_reject_a_page_printed_before_its_diagrams_are_drawn_or_with_its_answers_folded(book_pdf, tmp_path):
     """The model page (two diagrams, folded answers) printed three ways: as soon as its HTML is
-    parsed (its diagrams still source), with its answers folded (as a printer that ignored
-    them would leave them), and as `make pdf` prints. Only the last passes."""
+    parsed (its diagrams not drawn), with its answers folded (as a printer that ignored them
+    would leave them), and as `make pdf` prints. Only the last passes."""
     if chromium() is None:
         message = "Debian chromium is not installed"
         if in_ci():
@@ -291,8 +299,10 @@ def test_checks_reject_a_page_printed_before_its_diagrams_are_drawn_or_with_its_
     folded = pdf.page_texts(pdf.make_pdf(site, tmp_path / "folded.pdf", page,
                                          style="details > :not(summary) { display: none !important; }").path, 1)
     careful = pdf.page_texts(pdf.make_pdf(site, tmp_path / "careful.pdf", page).path, 1)
-    left = [p for p in diagram_problems(hasty, model) if "left as mermaid source" in p]
-    assert len(left) >= 4, left  # accTitle and accDescr of each of its two diagrams
+    # Printed that early, a diagram is still its source (accTitle and accDescr lines) or an
+    # empty box Material has made for it; either way it has no caption.
+    not_drawn = [p for p in diagram_problems(hasty, model) if "not drawn" in p]
+    assert len(not_drawn) == 2, diagram_problems(hasty, model)
     assert diagram_problems(folded, model) == []
     assert len(answer_problems(folded, model)) == len([a for s in model for a in answers(s)]) >= 2
     assert diagram_problems(careful, model) == []
