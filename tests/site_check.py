@@ -212,7 +212,7 @@ def fixture_project(pages: Path, workdir: Path) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
-COMPRESSIBLE = {".html", ".js", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
+COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
 
 
 @contextlib.contextmanager
@@ -262,7 +262,7 @@ def serve(directory: Path, prefix: str = "/"):
     cache = {}
 
     def compressed(path: Path) -> bytes:
-        """Each file gzipped once per server (mermaid alone is 3.5 MB)."""
+        """Each file gzipped once per server."""
         st = path.stat()
         key = (str(path), st.st_mtime_ns, st.st_size)
         if key not in cache:
