@@ -16,10 +16,16 @@
    `<link rel="canonical" href="...">`, then reads `<link href="http://..." rel="canonical"/>`,
    the form of a stylesheet loaded from another address. It is written back in Material's form,
    as on every other page (tests/test_site_a11y.py checks every page).
+7. Search loads its index when the reader first opens it, not with every page: the search
+   plugin's search/search_index.json (which Material fetches on every page) keeps only its
+   config, and the whole index moves to search/search_docs.json, which the book's search worker
+   fetches when search is opened (overrides/main.html, docs/assets/js/search-worker.js).
 """
 
 import html
+import json
 import re
+from pathlib import Path
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search the book">'
@@ -134,3 +140,18 @@ CANONICAL_SORTED = re.compile(r'<link href="([^"]*)" rel="canonical"/?>')
 
 def escape(text: str) -> str:
     return html.escape(text, quote=True)
+
+
+SEARCH_INDEX = "search/search_index.json"
+SEARCH_DOCS = "search/search_docs.json"
+
+
+def on_post_build(config):
+    """Runs after the search plugin has written its index (hooks run after plugins)."""
+    site = Path(config["site_dir"])
+    index = site / SEARCH_INDEX
+    full = json.loads(index.read_text(encoding="utf-8"))
+    if not full.get("docs"):  # already split (cannot happen in one build: the plugin rewrites it)
+        raise RuntimeError(f"{index} has no documents: the search plugin did not write it before this hook")
+    (site / SEARCH_DOCS).write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
+    index.write_text(json.dumps({"config": full["config"], "docs": []}, separators=(",", ":")), encoding="utf-8")

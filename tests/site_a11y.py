@@ -250,8 +250,9 @@ def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
     """The pages Material's search lists for ``query`` typed in the search box (paths relative
     to the site's root, in order; every batch of results is scrolled in)."""
     box = page.locator("input[data-md-component='search-query']")
-    if not box.is_visible():  # on a phone the box opens from a button in the header
-        page.locator("label.md-header__button[for='__search']").click()
+    button = page.locator("label.md-header__button[for='__search']")  # shown on a phone only
+    if button.is_visible() and not page.evaluate("document.querySelector('[data-md-toggle=search]').checked"):
+        button.click()  # the box opens from this button in the header
     box.click()
     box.fill("")
     box.press_sequentially(query, delay=20)
@@ -259,7 +260,7 @@ def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
     page.wait_for_function(
         """q => { const m = document.querySelector('.md-search-result__meta');
                   const box = document.querySelector("input[data-md-component='search-query']");
-                  return m && box.value === q && !/Type to start/.test(m.textContent); }""",
+                  return m && box.value === q && !/Type to start|Initializing/.test(m.textContent); }""",
         arg=query,
         timeout=timeout_ms,
     )

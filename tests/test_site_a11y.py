@@ -8,6 +8,7 @@ that cannot run fails; elsewhere it is skipped with the reason.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -124,6 +125,22 @@ def test_sitemap_lists_every_page_and_instant_navigation_is_on(built):
         assert all(CANONICAL.match(tag) for tag in absolute), (rel, absolute)
     config = re.search(r'<script id="__config" type="application/json">(.*?)</script>', page).group(1)
     assert '"navigation.instant"' in config
+
+
+def test_search_index_is_split_and_every_page_names_materials_worker(built):
+    """search_index.json, which Material fetches on every page, holds the index's config only;
+    search_docs.json holds the whole index; each page's config starts the book's search worker,
+    which names Material's (an existing file) from the site's root (overrides/main.html)."""
+    config_only = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    full = json.loads((built / "search" / "search_docs.json").read_text(encoding="utf-8"))
+    assert config_only == {"config": full["config"], "docs": []}
+    assert len(full["docs"]) >= 100 and any(d["location"] == "part6/hooks/" for d in full["docs"])
+    for rel in site_check.site_pages(built):
+        html = (built / rel).read_text(encoding="utf-8")
+        config = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>', html, re.S).group(1))
+        worker, _, query = config["search"].partition("?worker=")
+        assert worker.endswith("assets/js/search-worker.js"), (rel, config["search"])
+        assert (built / query).is_file() and "/workers/search." in "/" + query, (rel, query)
 
 
 def test_404_page_links_from_the_base_path(built):
@@ -308,6 +325,34 @@ def search_all(served, browser, queries):
         return found
 
     return browser.run(search)
+
+
+def test_search_loads_its_index_when_the_reader_opens_it(served, browser):
+    """On a phone: a page loads the search index's config only (search_index.json); the whole
+    index (search_docs.json) and Material's search worker load when the reader opens search, once
+    for the page and the pages reached from it by instant navigation."""
+
+    def run(b):
+        context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page = context.new_page()
+        fetched = []  # the page's requests and its workers'
+        page.on("request", lambda r: fetched.append(r.url.split("?", 1)[0]))
+        page.goto(served + "part1/hand-trace/", wait_until="load")
+        page.wait_for_load_state("networkidle")  # no request for 500 ms: the page has loaded
+        before = list(fetched)
+        first = site_a11y.search_results(page, "register_hook")
+        page.evaluate("(t) => location$.next(new URL(t, location.href))", served + "part6/hooks/")
+        page.wait_for_function("() => document.title.startsWith('Hooks')")  # the content is swapped in place
+        again = site_a11y.search_results(page, "retain_grad")
+        context.close()
+        return before, first, again, fetched
+
+    before, first, again, fetched = browser.run(run)
+    config_only, docs = served + "search/search_index.json", served + "search/search_docs.json"
+    assert config_only in before and docs not in before, before
+    assert not any("/assets/javascripts/workers/" in u for u in before), before
+    assert "part6/hooks/" in first and "part1/tracking/" in again, (first, again)
+    assert fetched.count(docs) == 1, fetched
 
 
 def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
