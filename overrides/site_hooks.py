@@ -150,8 +150,10 @@ def on_post_build(config):
     """Runs after the search plugin has written its index (hooks run after plugins)."""
     site = Path(config["site_dir"])
     index = site / SEARCH_INDEX
+    if not index.is_file():  # no search plugin
+        return
     full = json.loads(index.read_text(encoding="utf-8"))
-    if not full.get("docs"):  # already split (cannot happen in one build: the plugin rewrites it)
-        raise RuntimeError(f"{index} has no documents: the search plugin did not write it before this hook")
+    if not full.get("docs"):  # split already (the plugin did not write it again), or nothing indexed
+        return
     (site / SEARCH_DOCS).write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
     index.write_text(json.dumps({"config": full["config"], "docs": []}, separators=(",", ":")), encoding="utf-8")

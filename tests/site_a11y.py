@@ -98,10 +98,21 @@ def initial_load(page) -> dict:
             "uncounted": sorted({url for url in made if url not in names})}
 
 
-def first_load_problems(page, budget: int = FIRST_LOAD_BUDGET) -> list[str]:
+def first_load_problems(page, budget: int = FIRST_LOAD_BUDGET, wait_ms: int = 10000) -> list[str]:
     """The page, as loaded on a phone, is within ``budget`` bytes (gzip). Measured once it has
     settled, with every diagram drawn (the site's pass draws them all, as a printout does): at
-    least what a first load that shows only the first screen fetches."""
+    least what a first load that shows only the first screen fetches. A request still in flight
+    (a font the last layout asked for) is waited for, up to ``wait_ms``: a resource enters the
+    timeline when it has arrived; one that never does (a worker's) is reported."""
+    made = sorted({url for _, url in getattr(page, "requests", []) if url.startswith(("http:", "https:"))})
+    try:
+        page.wait_for_function(
+            """urls => { const seen = new Set(performance.getEntriesByType("navigation")
+                           .concat(performance.getEntriesByType("resource")).map(e => e.name));
+                         return urls.every(u => seen.has(u)); }""",
+            arg=made, timeout=wait_ms, polling=100)
+    except Exception:  # noqa: BLE001 - what is still missing is reported below
+        pass
     load = initial_load(page)
     problems = []
     if load["bytes"] > budget:

@@ -476,7 +476,7 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
             page.on("request", lambda r, page=page: page.requests.append((page.url, r.url)))
             with page.expect_request_finished(lambda r: r.url.endswith("/big.js")):
                 page.goto(base + name + "/", wait_until="load")
-            heavy[name] = site_a11y.first_load_problems(page, budget=100 * 1024)
+            heavy[name] = site_a11y.first_load_problems(page, budget=100 * 1024, wait_ms=2000)
         context.close()
         return blocking, contrast, oversized, wide, wide_shown, heavy
 
