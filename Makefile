@@ -85,7 +85,7 @@ test-torch: $(STAMP)
 # a notebook page: each must score at least 95 for performance and accessibility
 # (tests/test_lighthouse.py). Lighthouse is installed from tests/lighthouse/package-lock.json into
 # $(LIGHTHOUSE) (npm ci, again only when the lock changes); node and Debian's chromium come from the
-# system. CI runs it after `test`, when nothing else runs.
+# system. Run it after `test`, when nothing else runs (bash .ci/run does not yet: see README).
 LIGHTHOUSE := .cache/lighthouse
 $(LIGHTHOUSE)/.installed: tests/lighthouse/package.json tests/lighthouse/package-lock.json
 	rm -rf $(LIGHTHOUSE) && mkdir -p $(LIGHTHOUSE)

@@ -7,8 +7,8 @@ into .cache/lighthouse/ and runs the system chromium (CHROME_PATH), headless, ag
 session's build served on 127.0.0.1 (site_check.serve: gzip, as a host serves it). It times the
 pages on this machine's CPU, slowed as its mobile profile says, so nothing else of the test run
 may run meanwhile: it runs last (tests/pages_plugin.py), in `make lighthouse` (BOOK_LIGHTHOUSE=1),
-which bash .ci/run runs after `make test`, and is skipped otherwise. Where it runs but cannot
-(no node, Lighthouse not installed, no chromium), it fails under CI=true and is skipped elsewhere.
+after `make test`, and is skipped otherwise. Where it runs but cannot (no node, Lighthouse not
+installed, no chromium), it fails under CI=true and is skipped elsewhere.
 
 A page's score varies from run to run with the machine's load (Lighthouse's documentation
 advises the median of several runs): a page whose first run scores under 95 in a category is
@@ -65,13 +65,13 @@ def lighthouse(url: str, out) -> dict:
 
 
 @pytest.mark.skipif(not RUN, reason="Lighthouse times pages with nothing else running: `make lighthouse` "
-                                    "runs it (bash .ci/run does, after make test)")
+                                    "runs it, after make test")
 def test_lighthouse_mobile_scores_at_least_95(tmp_path):
     missing = [name for name, ok in (("node", shutil.which("node")), ("chromium", site_check.chromium()),
                                      (str(LIGHTHOUSE.relative_to(site_check.ROOT)), LIGHTHOUSE.is_file())) if not ok]
     if missing:
         cannot_run(f"Lighthouse cannot run: {', '.join(missing)} missing (`make lighthouse` installs Lighthouse; "
-                   "node and chromium come from the system: bash .ci/run installs them)")
+                   "node and chromium come from the system: apt-get install nodejs npm chromium)")
     site_check.BACKGROUND.start(browser_pass=False)  # the session's one build (already started by site tests, if any)
     book = site_check.BACKGROUND.build("book")
     assert book.returncode == 0, book.log[-3000:]
