@@ -51,6 +51,7 @@ serve-venv:
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
 # shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
 serve: serve-venv
+	$(SERVE_BIN)/python -m bookcheck.wheel
 	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
 
 # The notebooks: generated (bookcheck/notebook_gen.py), executed, their outputs stored in
@@ -60,6 +61,7 @@ notebooks: $(STAMP)
 	$(BIN)/python -m bookcheck.notebooks
 
 build: $(STAMP)
+	$(BIN)/python -m bookcheck.wheel
 	$(BIN)/mkdocs build --strict
 
 # Checks that passed before with identical inputs are not run again; FRESH=1 runs every check.

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from . import DOCS, HarnessError, rel
 from .markers import MARKER_LINE
-from .page import _fence_end, expand_snippets, output_fence, parse_page, snippet_files
+from .page import _fence_end, expand_snippets, output_fence, outside_fences, parse_page, snippet_files
 
 PAGES = "reference/drills*.md"  # relative to docs/
 APKG = "autograd-drills.apkg"
@@ -154,14 +154,7 @@ def _pre(text: str, syntax: str, output: bool = False) -> str:
 
 def _anchors(lines: list[str]) -> dict[int, str]:
     """The id Python-Markdown's toc gives each heading outside fences, by line index."""
-    found, fence = [], None
-    for i, line in enumerate(lines):
-        s = line.lstrip()
-        if s.startswith("```"):
-            ticks = len(s) - len(s.lstrip("`"))
-            fence = ticks if fence is None else (None if ticks >= fence and not s.strip("`").strip() else fence)
-        elif fence is None and HEADING.match(line):
-            found.append(i)
+    found = [i for i, (line, prose) in enumerate(zip(lines, outside_fences(lines))) if prose and HEADING.match(line)]
     md = _markdown("toc")  # as mkdocs.yml configures it: the default slugify
     ids = re.findall(r'<h[1-6] id="([^"]*)"', md.convert("\n\n".join(lines[i] for i in found)))
     if len(ids) != len(found):

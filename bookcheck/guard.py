@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import HarnessError, markers, rel
-from .page import output_fence, parse_page, tab_above
+from .page import fences, output_fence, outside_fences, parse_page, tab_above
 from .versions import also, pinned, tab_label
 
 
@@ -13,27 +13,15 @@ def guard(path: Path) -> list[str]:
     """Problems with the fences of a page, each as ``file:line: what is wrong; what to do``."""
     problems = []
     lines = Path(path).read_text(encoding="utf-8").splitlines()
-    in_fence = None  # number of backticks of the open ``` fence
-    in_tilde = False
-    for i, line in enumerate(lines, 1):
+    for start, _ in fences(lines):
+        if lines[start].lstrip().startswith("~~~"):
+            problems.append(f"{rel(path)}:{start + 1}: a ~~~ fence is never run or checked; use ``` fences")
+    for i, (line, prose) in enumerate(zip(lines, outside_fences(lines)), 1):
         s = line.lstrip()
-        if in_fence is None and s.startswith("~~~"):
-            if not in_tilde:
-                problems.append(f"{rel(path)}:{i}: a ~~~ fence is never run or checked; use ``` fences")
-            in_tilde = not in_tilde
-            continue
-        if in_tilde:
-            continue
-        if s.startswith("```"):
-            ticks = len(s) - len(s.lstrip("`"))
-            if in_fence is None:
-                in_fence = ticks
-            elif ticks >= in_fence and not s.strip("`").strip():
-                in_fence = None
-        if in_fence is None and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):
+        if prose and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):
             kinds = " or ".join(f"<!-- hand-trace: {k} -->" for k in markers.TABLE_KINDS)
             problems.append(f"{rel(path)}:{i}: write {kinds}")
-        elif in_fence is None and (like := markers.MARKER_LIKE.match(line)):
+        elif prose and (like := markers.MARKER_LIKE.match(line)):
             name = " ".join(like.group(1).replace(":", ": ").split())
             if name not in markers.TABLE_MARKERS:
                 known = ", ".join(f"<!-- {c} -->" for c in markers.TABLE_MARKERS)

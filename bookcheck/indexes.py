@@ -29,13 +29,11 @@ def section_of(lines: list[str], lineno: int) -> tuple[str, str]:
     """The heading above line ``lineno`` (1-based) and its anchor, as Python-Markdown's toc makes it."""
     from markdown.extensions.toc import slugify
 
-    heading, fence = "", None
-    for line in lines[:lineno]:
-        s = line.lstrip()
-        if s.startswith("```"):
-            ticks = len(s) - len(s.lstrip("`"))
-            fence = ticks if fence is None else (None if ticks >= fence and not s.strip("`").strip() else fence)
-        elif fence is None and re.match(r"#{1,6} ", line):  # a heading, not a comment in a block
+    from .page import outside_fences
+
+    heading = ""
+    for line, prose in zip(lines[:lineno], outside_fences(lines)):
+        if prose and re.match(r"#{1,6} ", line):  # a heading, not a comment in a block
             heading = line.lstrip("#").strip()
     return heading, slugify(heading, "-") if heading else ""
 

@@ -125,6 +125,33 @@ def tab_above(lines: list[str], lineno: int) -> str | None:
     return found.group(1) if found else None
 
 
+def fences(lines: list[str]) -> list[tuple[int, int]]:
+    """Every fence of a page, ``` or ~~~ of any length: (index of its opening line, index of
+    its closing line, or len(lines) when it is never closed). The one scanner of a page's
+    fences by lines; parse_page reads their contents through pytest-codeblocks."""
+    found, start, char, n = [], None, "", 0
+    for i, line in enumerate(lines):
+        s = line.lstrip()
+        if start is None:
+            if s.startswith(("```", "~~~")):
+                start, char = i, s[0]
+                n = len(s) - len(s.lstrip(char))
+        elif s.startswith(char * n) and not s.strip(char).strip():
+            found.append((start, i))
+            start = None
+    if start is not None:
+        found.append((start, len(lines)))
+    return found
+
+
+def outside_fences(lines: list[str]) -> list[bool]:
+    """For each line: True when it is prose (not inside a fence, nor a fence's own line)."""
+    outside = [True] * len(lines)
+    for start, end in fences(lines):
+        outside[start:end + 1] = [False] * (min(end, len(lines) - 1) - start + 1)
+    return outside
+
+
 def _fence_end(lines: list[str], start: int) -> int:
     """The index of the line that closes the fence opened on ``lines[start]``."""
     fence = lines[start]

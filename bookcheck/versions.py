@@ -73,10 +73,12 @@ def tab_label(version: str) -> str:
 
 
 def running() -> str:
-    """The version of the torch imported here, without its local build tag (``+cpu``)."""
-    import torch
+    """The version of the torch installed here (the one ``import torch`` loads), without its
+    local build tag (``+cpu``). Read from the installed package's metadata: a run that needs
+    no torch does not import it for this."""
+    from importlib.metadata import version
 
-    return torch.__version__.split("+")[0]
+    return version("torch").split("+")[0]
 
 
 def differences(pages) -> list[dict]:

@@ -107,51 +107,31 @@ def on_startup(command, dirty):
         logging.getLogger("mkdocs.commands.build").addFilter(lambda r: "'dirty' build" not in r.getMessage())
 
 
-# 3. The book's `snippets` package as a wheel on the site (downloads/), and its address in the
-#    set-up cell of every notebook offered for download (bookcheck/notebook_gen.py writes
-#    the line `WHEEL = None  # ...`; the address is site_url, i.e. SITE_URL, + downloads/<wheel>).
-#    Built offline with the installed setuptools, from a copy of pyproject.toml and snippets/, so
-#    the repository gets no build/ or .egg-info; it is kept in the temporary folder, keyed on the
-#    sources, and reused by every build (and `mkdocs serve`) until a source changes.
-_WHEELS = {}
-
-
+# 3. The address of the book's `snippets` wheel in the set-up cell of every notebook offered for
+#    download (bookcheck/notebook_gen.py writes the line `WHEEL = None  # ...`; the address is
+#    site_url, i.e. SITE_URL, + downloads/<wheel>). The wheel itself is made before the build by
+#    a make step (python -m bookcheck.wheel: `make build`, `make serve`, the tests' builds) into
+#    docs/downloads/, which mkdocs copies like any file of docs/. Missing or made from other
+#    sources than snippets/ holds now: a warning that says what to run.
 def on_post_build(config):
-    import contextlib
-    import hashlib
     import json
-    import shutil
-    import tempfile
+    import logging
 
-    from mkdocs.exceptions import PluginError
+    from bookcheck import wheel as snippets_wheel
 
-    sources = [ROOT / "pyproject.toml"] + sorted(
-        p for p in (ROOT / "snippets").rglob("*.py") if "__pycache__" not in p.parts)
-    key = hashlib.sha256(b"".join(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes() for p in sources)).hexdigest()
-    cached = Path(tempfile.gettempdir(), "autograd-book-wheels", key[:20])  # shared by builds of one source
-    if key not in _WHEELS and not list(cached.glob("*.whl")):
-        with tempfile.TemporaryDirectory() as tmp:
-            for p in sources:
-                (Path(tmp, "src") / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(p, Path(tmp, "src") / p.relative_to(ROOT))
-            out = subprocess.run(
-                [sys.executable, "-c", "import sys; from setuptools import build_meta as b; print(b.build_wheel(sys.argv[1]))",
-                 str(Path(tmp, "dist"))], cwd=Path(tmp, "src"), capture_output=True, text=True, timeout=300)
-            if out.returncode:
-                raise PluginError(f"building the wheel of the snippets package failed:\n{out.stderr[-2000:]}")
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(OSError):  # another build stored it first
-                Path(tmp, "dist").rename(cached)
-    if key not in _WHEELS:
-        [wheel] = cached.glob("*.whl")
-        _WHEELS[key] = wheel.name, wheel.read_bytes()
-    name, data = _WHEELS[key]
     site = Path(config["site_dir"])
     (site / "downloads").mkdir(exist_ok=True)
-    (site / "downloads" / name).write_bytes(data)
     _write_deck(config, site / "downloads")
+    downloads = Path(config.get("docs_dir") or ROOT / "docs") / "downloads"
+    made = snippets_wheel.current(downloads)
+    if made is None:
+        logging.getLogger("mkdocs.hooks.book").warning(
+            "the wheel of the snippets package in %s is missing or not made from snippets/ as it is now; "
+            "run `python -m bookcheck.wheel` (make build and make serve run it)", downloads)
+        return
     if not config["site_url"]:
         return  # no address to write: the notebooks' set-up cell then says how to install by hand
+    name = made.name
     placeholder = re.compile(r"^WHEEL = None(?=  #)", re.M)
     address = json.dumps(config["site_url"].rstrip("/") + "/downloads/" + name)
     for path in site.rglob("*.ipynb"):

@@ -22,6 +22,7 @@ connection). Sites are served by ``site_check.serve`` (gzip, as a real host serv
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -284,34 +285,51 @@ def page_checks(page) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------------------------
 
 
-def search_results(page, query: str, timeout_ms: int = 30000) -> list[str]:
-    """The pages Material's search lists for ``query`` typed in the search box (paths relative
-    to the site's root, in order; every batch of results is scrolled in)."""
+FIRST_RESULTS = 10  # Material lists ten results, then four more each time the list is scrolled to its end
+
+
+def search_results(page, query: str, scroll: bool = False, timeout_ms: int = 30000) -> list[str]:
+    """The pages Material's search lists for ``query`` entered in the search box, in order
+    (paths relative to the site's root): the first FIRST_RESULTS shown, or with ``scroll``
+    every result (the list is scrolled until it holds as many as its header counts).
+
+    Material searches on each keyup. The box is first emptied (the list then shows the
+    placeholder, or "Initializing search" while the index loads on a page's first search), then the query is entered whole and one keyup sent: the next list shown is
+    the one for the query. Every wait is for a state of the page, none for a time."""
     box = page.locator("input[data-md-component='search-query']")
     button = page.locator("label.md-header__button[for='__search']")  # shown on a phone only
     if button.is_visible() and not page.evaluate("document.querySelector('[data-md-toggle=search]').checked"):
         button.click()  # the box opens from this button in the header
     box.click()
+    state = """([q, wantEmpty]) => {
+        const m = document.querySelector('.md-search-result__meta');
+        const box = document.querySelector("input[data-md-component='search-query']");
+        if (!m || box.value !== q) return false;
+        const placeholder = !/\\d|No matching/.test(m.textContent);
+        return wantEmpty ? placeholder : !placeholder; }"""
     box.fill("")
-    box.press_sequentially(query, delay=20)
-    meta = page.locator(".md-search-result__meta")
-    page.wait_for_function(
-        """q => { const m = document.querySelector('.md-search-result__meta');
-                  const box = document.querySelector("input[data-md-component='search-query']");
-                  return m && box.value === q && !/Type to start|Initializing/.test(m.textContent); }""",
-        arg=query,
-        timeout=timeout_ms,
-    )
-    page.wait_for_timeout(300)
-    for _ in range(10):  # Material appends results in batches as the list is scrolled
-        before = page.locator(".md-search-result__item").count()
-        page.evaluate("() => { const s = document.querySelector('.md-search__scrollwrap'); if (s) s.scrollTop = s.scrollHeight; }")
-        page.wait_for_timeout(150)
-        if page.locator(".md-search-result__item").count() == before:
-            break
-    assert meta.count()
-    base = page.evaluate("() => new URL(JSON.parse(document.getElementById('__config').textContent).base + '/', location.href).href")
+    box.press("End")
+    page.wait_for_function(state, arg=["", True], timeout=timeout_ms)
+    box.fill(query)
+    box.press("End")
+    page.wait_for_function(state, arg=[query, False], timeout=timeout_ms)
+    meta = page.locator(".md-search-result__meta").text_content()
+    count = re.match(r"^\s*(\d+) matching", meta)
+    assert count or re.match(r"^\s*No matching", meta), (query, meta)
+    total = int(count.group(1)) if count else 0
+    if scroll and total > FIRST_RESULTS:
+        # Material appends a batch when the list's end comes into view: scroll to the end, and
+        # back to the top when the end is already shown, until every result is listed
+        page.wait_for_function(
+            """n => { const s = document.querySelector('.md-search__scrollwrap');
+                      if (document.querySelectorAll('.md-search-result__item').length >= n) return true;
+                      s.scrollTop = s.scrollTop + s.clientHeight >= s.scrollHeight - 1 ? 0 : s.scrollHeight;
+                      return false; }""",
+            arg=total, timeout=timeout_ms, polling=50)
+    shown = total if scroll else min(total, FIRST_RESULTS)
+    assert page.locator(".md-search-result__item").count() == shown, (query, meta)
     hrefs = page.eval_on_selector_all(".md-search-result__item > .md-search-result__link", "els => els.map(e => e.href)")
+    base = page.evaluate("() => new URL(JSON.parse(document.getElementById('__config').textContent).base + '/', location.href).href")
     seen = []
     for href in hrefs:
         href = href.split("#", 1)[0].split("?", 1)[0]  # Material adds ?h=query (highlighting)

@@ -77,7 +77,11 @@ def _build_command(dest: Path, config: Path):
 
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     """``mkdocs build --strict`` into ``dest``. Notebooks are shown with their stored outputs
-    (not executed; tests/test_notebook_outputs.py proves those current)."""
+    (not executed; tests/test_notebook_outputs.py proves those current). The wheel of
+    `snippets` is made first when it is not current (bookcheck.wheel, as `make build` does)."""
+    from bookcheck import wheel
+
+    wheel.ensure()
     command, env = _build_command(dest, config)
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
@@ -206,6 +210,7 @@ def fixture_project(pages: Path, workdir: Path) -> Path:
     docs = workdir / "docs"
     shutil.copytree(pages, docs)
     (docs / "assets").symlink_to(ROOT / "docs" / "assets")
+    (docs / "downloads").symlink_to(ROOT / "docs" / "downloads")  # the wheel (build_site makes it)
     nav = sorted(str(p.relative_to(pages)) for p in pages.rglob("*") if p.suffix in {".md", ".ipynb"})
     lines = [f"INHERIT: {ROOT / 'mkdocs.yml'}", "site_name: fixture", "nav:"] + [f"  - {p}" for p in nav]
     config = workdir / "mkdocs.yml"

@@ -273,3 +273,27 @@ def test_the_build_removes_every_marker_line():
         assert markers.MARKER_LINE.sub("", f"a\n<!-- {comment} -->\n| x |\n") == "a\n| x |\n", comment
     for line in ("<!--pytest-codeblocks:cont-->", '<!--pytest.mark.skip(reason="a reason here")-->'):
         assert markers.MARKER_LINE.sub("", f"a\n    {line}\nb\n") == "a\nb\n", line
+
+
+def test_the_one_fence_scanner_finds_each_fence_and_what_is_prose():
+    from bookcheck.page import fences, outside_fences
+
+    lines = [
+        "# Title",             # 0
+        "````markdown",        # 1 a longer fence holds a shorter one
+        "```python",           # 2
+        "# not a heading",     # 3
+        "```",                 # 4
+        "````",                # 5
+        "    ```text",         # 6 indented (in an admonition)
+        "    out",             # 7
+        "    ```",             # 8
+        "~~~",                 # 9 a tilde fence (the guard reports it)
+        "## inside tildes",    # 10
+        "~~~",                 # 11
+        "## Heading",          # 12
+        "```python",           # 13 never closed
+        "x = 1",               # 14
+    ]
+    assert fences(lines) == [(1, 5), (6, 8), (9, 11), (13, 15)]
+    assert [i for i, prose in enumerate(outside_fences(lines)) if prose] == [0, 12]

@@ -18,7 +18,7 @@ import pytest
 from markdown.extensions.toc import slugify
 
 from bookcheck import DOCS, HarnessError, deck
-from bookcheck.page import expand_snippets, parse_page
+from bookcheck.page import expand_snippets, outside_fences, parse_page
 
 PAGES = sorted((DOCS / "reference").glob("drills*.md"))
 BASE = "https://example.org/book/"
@@ -34,14 +34,8 @@ SERIES = [["drills.md", "drills-accumulation.md", "drills-functions.md", "drills
 def page_drills(path: Path) -> list[dict]:
     """Each drill of a page: heading, section, line range, and its question and answer lines."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    heads, fence = [], None
-    for i, line in enumerate(lines):
-        s = line.lstrip()
-        if s.startswith("```"):
-            ticks = len(s) - len(s.lstrip("`"))
-            fence = ticks if fence is None else (None if ticks >= fence and not s.strip("`").strip() else fence)
-        elif fence is None and re.match(r"#{1,6} ", line):
-            heads.append(i)
+    heads = [i for i, (line, prose) in enumerate(zip(lines, outside_fences(lines)))
+             if prose and re.match(r"#{1,6} ", line)]
     found, section = [], None
     for n, i in enumerate(heads):
         level, text = lines[i].split(" ", 1)
@@ -85,13 +79,11 @@ def text_of(html_text: str) -> str:
 def answer_prose(drill) -> list[str]:
     """The answer's paragraphs, without its fences and marker comments."""
     start, stop = drill["answer"]
-    lines, inside, paragraphs, current = drill["lines"], False, [], []
+    lines, paragraphs, current = drill["lines"], [], []
+    prose = outside_fences(lines)
     for i in range(start, stop):
         s = lines[i].strip()
-        if s.startswith("```"):
-            inside = not inside
-            continue
-        if inside or s.startswith("<!--"):
+        if not prose[i] or s.startswith("<!--"):
             continue
         if not s:
             if current:

@@ -26,6 +26,7 @@ import tempfile
 import tomllib
 import urllib.request
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -33,6 +34,7 @@ import pytest
 import yaml
 
 from bookcheck import notebook_gen as notebooks
+from bookcheck import wheel as snippets_wheel
 
 ROOT = notebooks.ROOT
 READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]
@@ -153,6 +155,7 @@ def site(tmp_path_factory):
         for name in notebooks.BUILDERS:
             shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
         (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
+        (project / "docs" / "downloads").symlink_to(snippets_wheel.ensure().parent)  # as `make build` makes it
         (project / "overrides").symlink_to(ROOT / "overrides")
         config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
                   "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
@@ -271,12 +274,45 @@ def test_without_the_wheel_on_the_site_the_setup_cell_says_what_to_run(site, rea
     assert installed(python, home) is None
 
 
-@pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
-def test_a_downloaded_notebook_installs_the_wheel_and_runs(site, reader, tmp_path, name):
+@pytest.fixture(scope="module")
+def runs(site, reader, tmp_path_factory):
+    """({name: (returncode, executed notebook, error text)} of every downloaded notebook, where
+    the first one's set-up cell installed `snippets`). The first runs with the package not
+    installed, so its set-up cell must install the wheel from the site; the others then run two
+    at a time. Their set-up cell is the same code (test_every_notebook_has_the_same_setup_cell),
+    so one install proves it for all."""
     base, _ = site
     python, home = reader
-    uninstall(python, home)  # each notebook's own set-up cell must install the package
-    code, nb, error = run_downloaded(name, base, python, home, tmp_path / "run")
+    uninstall(python, home)
+    first, *rest = sorted(notebooks.BUILDERS)
+    work = tmp_path_factory.mktemp("runs")
+    done = {first: run_downloaded(first, base, python, home, work / first)}
+    assert done[first][0] == 0, done[first][2][-3000:]
+    where = installed(python, home)
+    with ThreadPoolExecutor(2) as pool:
+        done |= dict(zip(rest, pool.map(lambda name: run_downloaded(name, base, python, home, work / name), rest)))
+    return done, where
+
+
+def test_every_notebook_has_the_same_setup_cell():
+    cells = {"".join(nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4).cells[1].source)
+             for name in notebooks.BUILDERS}
+    assert len(cells) == 1 and "WHEEL = None  # " in cells.pop()
+
+
+def test_the_first_notebook_installs_the_wheel_from_the_site(runs, reader):
+    done, where = runs
+    python, _ = reader
+    _, nb, _ = done[min(done)]
+    setup_output = "".join(o.get("text", "") for o in nb.cells[1].outputs)
+    assert setup_output.startswith("torch 2.13.0")
+    assert where is not None, "the set-up cell did not install the snippets package"
+    assert python.parent.parent in Path(where).parents and ROOT not in Path(where).parents
+
+
+@pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
+def test_a_downloaded_notebook_runs(runs, name):
+    code, nb, error = runs[0][name]
     assert code == 0, error[-3000:]
     cells = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.execution_count for c in cells), "a cell did not run"
@@ -284,8 +320,6 @@ def test_a_downloaded_notebook_installs_the_wheel_and_runs(site, reader, tmp_pat
     setup_output = "".join(o.get("text", "") for o in cells[0].outputs)
     assert setup_output.startswith("torch 2.13.0")
     assert "verified on torch" not in setup_output  # the venv has the book's torch: no warning
-    where = Path(installed(python, home))
-    assert python.parent.parent in where.parents and ROOT not in where.parents
 
 
 # ------------------------------------------------------------------ the build hook, on its own
@@ -293,6 +327,8 @@ def test_a_downloaded_notebook_installs_the_wheel_and_runs(site, reader, tmp_pat
 
 def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
     import importlib.util
+
+    snippets_wheel.ensure()
 
     spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
@@ -304,9 +340,41 @@ def test_the_hook_writes_the_address_only_when_the_site_has_one(tmp_path):
         copy = site / "notebooks" / "01-hand-trace" / "01-hand-trace.ipynb"
         copy.write_text(committed, encoding="utf-8")
         hooks.on_post_build({"site_dir": str(site), "site_url": site_url})
-        wheel = wheel_of(site)
+        wheel = snippets_wheel.current()
         setup = "".join(json.loads(copy.read_text(encoding="utf-8"))["cells"][1]["source"])
         if site_url:
             assert f'\nWHEEL = "https://example.org/book/downloads/{wheel.name}"  # ' in setup
         else:  # no address to write: the copy is left as committed
             assert copy.read_text(encoding="utf-8") == committed and "\nWHEEL = None  # " in setup
+
+
+def test_the_hook_warns_when_the_wheel_is_missing(tmp_path, caplog):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    docs, site = tmp_path / "docs", tmp_path / "site"
+    (docs / "downloads").mkdir(parents=True)
+    site.mkdir()
+    hooks.on_post_build({"site_dir": str(site), "site_url": "https://example.org/", "docs_dir": str(docs)})
+    [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert warning.name.startswith("mkdocs.") and "python -m bookcheck.wheel" in warning.getMessage()
+
+
+def test_a_wheel_is_current_only_for_the_sources_it_was_made_from(tmp_path):
+    root, downloads = tmp_path / "project", tmp_path / "downloads"
+    for p in snippets_wheel.sources():
+        (root / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, root / p.relative_to(ROOT))
+    assert snippets_wheel.current(downloads, root) is None  # nothing made yet
+    made = snippets_wheel.ensure(downloads, root)
+    assert snippets_wheel.current(downloads, root) == made
+    with zipfile.ZipFile(made) as z:
+        assert z.read("snippets/views.py") == (root / "snippets" / "views.py").read_bytes()
+    (root / "snippets" / "views.py").write_text("# changed\n", encoding="utf-8")
+    assert snippets_wheel.current(downloads, root) is None  # stale: the hook warns
+    remade = snippets_wheel.ensure(downloads, root)
+    with zipfile.ZipFile(remade) as z:
+        assert z.read("snippets/views.py") == b"# changed\n"
+    assert sorted(p.name for p in downloads.iterdir()) == sorted([remade.name, snippets_wheel.KEY_FILE])

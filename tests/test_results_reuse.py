@@ -69,7 +69,7 @@ def run(project: Path, store: Path, *args, env=None, paths=("tests/test_probe.py
     environ = {k: v for k, v in os.environ.items() if k not in {"CI", "PYTEST_ADDOPTS", "SITE_URL"}}
     environ.update(env or {}, BOOK_RESULTS=str(store))
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths, *args],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *paths, *args],
         cwd=project, env=environ, capture_output=True, text=True, timeout=300,
     )
     return proc.returncode, proc.stdout + proc.stderr

@@ -18,6 +18,7 @@ import pytest
 
 import site_a11y
 import site_check
+from bookcheck.page import parse_page
 
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"
@@ -33,7 +34,6 @@ TEMPLATES = {
     "reference/drills/index.html": "a drill page",
     "404.html": "the 404 page",
 }
-FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 
 # API name -> the page that teaches it (a search for the name must list that page).
 API_PAGES = {
@@ -65,13 +65,13 @@ def test_every_diagram_has_an_accessible_title_and_description():
     missing = []
     count = 0
     for page in sorted(DOCS.rglob("*.md")):
-        for fence in FENCE.finditer(page.read_text(encoding="utf-8")):
+        for block in parse_page(page):
+            if block.syntax != "mermaid":
+                continue
             count += 1
-            body = fence.group(2)
             for key in ("accTitle", "accDescr"):
-                if not re.search(rf"^\s*{key}\s*:\s*\S", body, re.M):
-                    line = page.read_text(encoding="utf-8")[: fence.start()].count("\n") + 1
-                    missing.append(f"{page.relative_to(ROOT)}:{line}: no {key}")
+                if not re.search(rf"^\s*{key}\s*:\s*\S", block.code, re.M):
+                    missing.append(f"{block.where}: no {key}")
     assert count >= 30, count
     assert missing == []
 
@@ -323,12 +323,13 @@ def test_every_diagram_is_named_and_readable_at_390_px(built, inspected):
     assert measured(inspected, "diagrams") == {}
 
 
-def search_all(served, browser, queries):
-    """{query: the pages the site's search lists for it, in order}, at 1440 px."""
+def search_all(served, browser, queries, scroll=False):
+    """{query: the pages the site's search lists for it, in order (the first ten, or with
+    ``scroll`` all)}, at 1440 px."""
     def search(b):
         context = b.new_context(viewport={"width": 1440, "height": 900})
         page = open_page(context, served)
-        found = {q: site_a11y.search_results(page, q) for q in queries}
+        found = {q: site_a11y.search_results(page, q, scroll=scroll) for q in queries}
         context.close()
         return found
 
@@ -364,7 +365,7 @@ def test_search_loads_its_index_when_the_reader_opens_it(served, browser):
 
 
 def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
-    found = search_all(served, browser, API_PAGES)
+    found = search_all(served, browser, API_PAGES, scroll=True)
     missing = {name: results for name, results in found.items() if API_PAGES[name] not in results}
     assert len(API_PAGES) >= 8
     assert missing == {}
