@@ -21,7 +21,7 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build pdf drift clean
+.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build pdf drift lighthouse clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
@@ -91,6 +91,21 @@ test-cpu: $(STAMP)
 # a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it after test-cpu.
 test-torch: $(STAMP)
 	$(BIN)/python -m bookcheck.versions test
+
+# Lighthouse (mobile, its default throttling) on the home page, a diagram page, a drill page and
+# a notebook page: each must score at least 95 for performance and accessibility
+# (tests/test_lighthouse.py). Lighthouse is installed from tests/lighthouse/package-lock.json into
+# $(LIGHTHOUSE) (npm ci, again only when the lock changes); node and Debian's chromium come from the
+# system. Run it after `test`, when nothing else runs (bash .ci/run does not yet: see README).
+LIGHTHOUSE := .cache/lighthouse
+$(LIGHTHOUSE)/.installed: tests/lighthouse/package.json tests/lighthouse/package-lock.json
+	rm -rf $(LIGHTHOUSE) && mkdir -p $(LIGHTHOUSE)
+	cp tests/lighthouse/package.json tests/lighthouse/package-lock.json $(LIGHTHOUSE)/
+	cd $(LIGHTHOUSE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lighthouse: $(STAMP) $(LIGHTHOUSE)/.installed
+	BOOK_LIGHTHOUSE=1 $(BIN)/python -m pytest -q -s tests/test_lighthouse.py
 
 # One page: its blocks, diagrams and tables, and the tests of the snippets it uses.
 test-page: $(STAMP)

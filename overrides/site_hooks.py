@@ -21,10 +21,16 @@
    itself, `#<page key>-<anchor>`. A page outside the nav (the workshop's notebooks, reached
    from their task pages) is not on it: such a link is pointed back at that page of the site
    (tests/test_site_a11y.py checks that every link to an anchor resolves, on every page).
+8. Search loads its index when the reader first opens it, not with every page: the search
+   plugin's search/search_index.json (which Material fetches on every page) keeps only its
+   config, and the whole index moves to search/search_docs.json, which the book's search worker
+   fetches when search is opened (overrides/main.html, docs/assets/js/search-worker.js).
 """
 
 import html
+import json
 import re
+from pathlib import Path
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search the book">'
@@ -178,7 +184,13 @@ def print_page_links(output: str, prefix: str) -> str:
 
 
 def on_post_build(config):
-    """After the plugin has written the print page (hooks run after the plugins)."""
+    """After the plugins have written the print page and the search index (hooks run after
+    the plugins): 7 and 8."""
+    _print_page(config)
+    _split_search_index(config)
+
+
+def _print_page(config):
     from pathlib import Path
 
     plugin = config["plugins"].get("print-site")
@@ -191,3 +203,20 @@ def on_post_build(config):
         fixed = print_page_links(text, "../" if config["use_directory_urls"] else "")
         if fixed != text:
             path.write_text(fixed, encoding="utf-8")
+
+
+# 8. The search index on first use.
+SEARCH_INDEX = "search/search_index.json"
+SEARCH_DOCS = "search/search_docs.json"
+
+
+def _split_search_index(config):
+    site = Path(config["site_dir"])
+    index = site / SEARCH_INDEX
+    if not index.is_file():  # no search plugin
+        return
+    full = json.loads(index.read_text(encoding="utf-8"))
+    if not full.get("docs"):  # split already (the plugin did not write it again), or nothing indexed
+        return
+    (site / SEARCH_DOCS).write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
+    index.write_text(json.dumps({"config": full["config"], "docs": []}, separators=(",", ":")), encoding="utf-8")

@@ -48,6 +48,8 @@ def pytest_collect_file(file_path, parent):
 
 # Tests of the built book: last, so that its build runs in the background while the rest runs.
 SITE_TESTS = ("tests/test_api_docs.py", "tests/test_site.py", "tests/test_site_a11y.py")
+# After them, when it runs (make lighthouse): Lighthouse times the pages, so nothing else may run then.
+LAST = ("tests/test_lighthouse.py",)
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -55,8 +57,9 @@ def pytest_collection_modifyitems(session, config, items):
     Checks that passed before with identical inputs (bookcheck.results) are deselected and
     counted as reused: they are not run, and not reported as passed."""
     site = [i for i in items if i.nodeid.startswith(SITE_TESTS)]
-    if site:
-        items[:] = [i for i in items if i not in site] + site
+    last = [i for i in items if i.nodeid.startswith(LAST)]
+    if site or last:
+        items[:] = [i for i in items if i not in site and i not in last] + site + last
     reused = REUSE.decide(config, items)
     if reused:
         config.hook.pytest_deselected(items=reused)

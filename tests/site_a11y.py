@@ -6,6 +6,8 @@ of problem strings (empty: nothing wrong). They are used by tests/test_site_a11y
 from any shared browser pass:
 
 - blocking_script_problems: no parser-blocking script over BLOCKING_BUDGET bytes (gzip).
+- first_load_problems: the page loads at most FIRST_LOAD_BUDGET bytes (gzip) on a phone, every
+  diagram drawn, and every request it made (its workers' included) is counted.
 - axe_problems: no axe-core violation of impact serious or critical (axe-core vendored in
   tests/vendor/axe-core, not part of the site).
 - diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
@@ -13,8 +15,8 @@ from any shared browser pass:
   diagram wider than its column scrolls in a keyboard-focusable region with a visible hint.
 - search_results: what Material's search lists for a query (typed in the search box).
 
-The module also measures (for the figures of the issue): ``initial_load`` (bytes on the first
-load, gzip), ``math_typeset_ms`` (time until KaTeX has typeset every formula on a throttled
+The module also measures: ``initial_load`` (bytes loaded, gzip; first_load_problems' figure),
+``math_typeset_ms`` (time until KaTeX has typeset every formula on a throttled
 connection). Sites are served by ``site_check.serve`` (gzip, as a real host serves them).
 """
 
@@ -27,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
 BLOCKING_BUDGET = 50 * 1024  # bytes, gzip: no render-blocking script may be larger
+FIRST_LOAD_BUDGET = 500 * 1024  # bytes, gzip: the most a page may load on a phone
 MIN_LABEL_PX = 11.0  # CSS px: the smallest diagram label a reader must be able to read
 SERIOUS = {"serious", "critical"}
 # Lighthouse's "slow 4G" mobile profile: 150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up.
@@ -80,14 +83,46 @@ def blocking_script_problems(page, budget: int = BLOCKING_BUDGET) -> list[str]:
 
 
 def initial_load(page) -> dict:
-    """Bytes the page loaded so far (on the wire, i.e. gzip when served so), and the blocking part."""
+    """Bytes the page has loaded so far (on the wire, i.e. gzip when served so: the document and
+    every resource in its timeline, a cached one counted at its size), and the blocking part.
+    ``uncounted``: requests the page made (page.requests, recorded by site_check's browser; they
+    include its workers' requests) that are not in that timeline, so their bytes are not counted."""
     entries = page.evaluate(
         """() => performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
               .map(e => ({ name: e.name, encoded: e.encodedBodySize, type: e.initiatorType }))"""
     )
     blocking = sum((s["size"] or {}).get("encoded", 0) for s in blocking_scripts(page))
+    names = {e["name"] for e in entries}
+    made = [url for _, url in getattr(page, "requests", []) if url.startswith(("http:", "https:"))]
     return {"bytes": sum(e["encoded"] for e in entries), "requests": len(entries), "blocking": blocking,
-            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in entries), reverse=True)[:4]}
+            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in entries), reverse=True)[:4],
+            "uncounted": sorted({url for url in made if url not in names})}
+
+
+def first_load_problems(page, budget: int = FIRST_LOAD_BUDGET, wait_ms: int = 10000) -> list[str]:
+    """The page, as loaded on a phone, is within ``budget`` bytes (gzip). Measured once it has
+    settled, with every diagram drawn (the site's pass draws them all, as a printout does): at
+    least what a first load that shows only the first screen fetches. A request still in flight
+    (a font the last layout asked for) is waited for, up to ``wait_ms``: a resource enters the
+    timeline when it has arrived; one that never does (a worker's) is reported."""
+    made = sorted({url for _, url in getattr(page, "requests", []) if url.startswith(("http:", "https:"))})
+    try:
+        page.wait_for_function(
+            """urls => { const seen = new Set(performance.getEntriesByType("navigation")
+                           .concat(performance.getEntriesByType("resource")).map(e => e.name));
+                         return urls.every(u => seen.has(u)); }""",
+            arg=made, timeout=wait_ms, polling=100)
+    except Exception:  # noqa: BLE001 - what is still missing is reported below
+        pass
+    load = initial_load(page)
+    problems = []
+    if load["bytes"] > budget:
+        largest = ", ".join(f"{name} {size // 1024} KB" for size, name in load["largest"])
+        problems.append(f"{load['bytes'] // 1024} KB loaded (gzip, {load['requests']} requests), over the budget of "
+                        f"{budget // 1024} KB; the largest: {largest}")
+    if load["uncounted"]:
+        problems.append("requests whose bytes the page's timeline does not show (a worker's?): " + ", ".join(load["uncounted"]))
+    return problems
 
 
 def math_typeset_ms(context, url: str, conditions: dict = SLOW_4G, timeout_ms: int = 120000) -> float | None:
@@ -237,9 +272,12 @@ def axe_after_diagrams(page) -> list[str]:
 
 def page_checks(page) -> dict[str, list[str]]:
     """Every per-page check, in one load of a settled page (site_check's pass over the site):
-    render-blocking scripts, diagrams (revealed, then measured), axe-core."""
-    return {"blocking": blocking_script_problems(page), "diagrams": diagram_problems(page),
-            "axe": axe_problems(page)}
+    render-blocking scripts, diagrams (revealed, then measured), axe-core, then the bytes loaded
+    (after the diagrams: all of them drawn)."""
+    checks = {"blocking": blocking_script_problems(page), "diagrams": diagram_problems(page),
+              "axe": axe_problems(page)}
+    checks["first_load"] = first_load_problems(page)
+    return checks
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,11 +294,12 @@ def search_results(page, query: str, scroll: bool = False, timeout_ms: int = 300
     every result (the list is scrolled until it holds as many as its header counts).
 
     Material searches on each keyup. The box is first emptied (the list then shows the
-    placeholder), then the query is entered whole and one keyup sent: the next list shown is
+    placeholder, or "Initializing search" while the index loads on a page's first search), then the query is entered whole and one keyup sent: the next list shown is
     the one for the query. Every wait is for a state of the page, none for a time."""
     box = page.locator("input[data-md-component='search-query']")
-    if not box.is_visible():  # on a phone the box opens from a button in the header
-        page.locator("label.md-header__button[for='__search']").click()
+    button = page.locator("label.md-header__button[for='__search']")  # shown on a phone only
+    if button.is_visible() and not page.evaluate("document.querySelector('[data-md-toggle=search]').checked"):
+        button.click()  # the box opens from this button in the header
     box.click()
     state = """([q, wantEmpty]) => {
         const m = document.querySelector('.md-search-result__meta');

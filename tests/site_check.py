@@ -108,11 +108,13 @@ class Background:
 
         atexit.register(shutil.rmtree, self.workdir, True)
 
-    def start(self):
+    def start(self, browser_pass: bool = True):
+        """Start the process (once a session). ``browser_pass=False``: the book's build alone
+        (a session whose only site check is Lighthouse's, tests/test_lighthouse.py)."""
         if self.proc is None:
             self.log = open(self.workdir / "background.log", "w+", encoding="utf-8")  # noqa: SIM115
-            self.proc = subprocess.Popen([sys.executable, __file__, "background", str(self.workdir)],
-                                         stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
+            command = [sys.executable, __file__, "background", str(self.workdir)] + ([] if browser_pass else ["--build-only"])
+            self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
 
     def _wait(self, job: str) -> dict:
         self.start()
@@ -149,8 +151,8 @@ class Background:
             self.proc.wait()
 
 
-def background(workdir: Path) -> None:
-    """The background process's work (see Background)."""
+def background(workdir: Path, build_only: bool = False) -> None:
+    """The background process's work (see Background); ``build_only``: the book's build alone."""
     import dataclasses
 
     def done(job, data):
@@ -161,6 +163,8 @@ def background(workdir: Path) -> None:
         "book": lambda: ROOT / "mkdocs.yml",
         "broken-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir / "broken-site"),
     }
+    if build_only:
+        del configs["broken-site"]
     for job, config in configs.items():
         try:
             built = build_site(workdir / job / "site", config())
@@ -169,6 +173,8 @@ def background(workdir: Path) -> None:
         done(job, {"returncode": built.returncode, "log": built.log, "seconds": built.seconds, "site": str(built.site)})
         if job == "book":
             book = built
+    if build_only:
+        return
     try:
         if book.returncode != 0:
             raise RuntimeError("the book's build failed:\n" + book.log[-3000:])
@@ -217,7 +223,7 @@ def fixture_project(pages: Path, workdir: Path) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
-COMPRESSIBLE = {".html", ".js", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
+COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
 
 
 @contextlib.contextmanager
@@ -267,7 +273,7 @@ def serve(directory: Path, prefix: str = "/"):
     cache = {}
 
     def compressed(path: Path) -> bytes:
-        """Each file gzipped once per server (mermaid alone is 3.5 MB)."""
+        """Each file gzipped once per server."""
         st = path.stat()
         key = (str(path), st.st_mtime_ns, st.st_size)
         if key not in cache:
@@ -692,9 +698,10 @@ if __name__ == "__main__":
     shot.add_argument("--height", type=int, default=2400)
     back = sub.add_parser("background", help="the session's builds and browser pass (see Background)")
     back.add_argument("workdir", type=Path)
+    back.add_argument("--build-only", action="store_true", help="the book's build, no fixture site, no browser pass")
     args = parser.parse_args()
     if args.cmd == "background":
         sys.path.insert(0, str(Path(__file__).parent))
-        background(args.workdir)
+        background(args.workdir, args.build_only)
     else:
         screenshot(args.url, args.out, args.dark, args.width, args.height)

@@ -90,6 +90,37 @@ def test_browser_checks_reject_broken_pages(browser):
         "external-script/index.html"
     ]
     assert "KaTeX rendered 0 of 1 formulas" in problems["broken-math/index.html"]
+    # A diagram type whose code is not vendored fails here, not on a reader's screen.
+    unvendored = " ".join(problems["unvendored-diagram/index.html"])
+    assert "1 of 1 mermaid diagram(s) not rendered" in unvendored, unvendored
+    assert re.search(r"Failed to fetch dynamically imported module: \S+/chunks/mermaid\.esm\.min/pieDiagram-\w+\.mjs", unvendored), unvendored
+
+
+MERMAID = site_check.ROOT / "docs" / "assets" / "vendor" / "mermaid"
+STATIC_IMPORT = re.compile(r'(?:\bfrom\s*|\bimport\s*)"(\.{1,2}/[^"]+\.mjs)"')
+DYNAMIC_IMPORT = re.compile(r'\bimport\(\s*"(\.{1,2}/[^"]+\.mjs)"\s*\)')
+
+
+def test_vendored_mermaid_has_every_file_its_files_import_by_name():
+    """mermaid's ES module build is vendored in part (docs/assets/vendor/VERSIONS.txt): every file
+    a vendored file imports by name (import ... from "./x.mjs") is there, and every vendored file
+    is imported by another. The chunks it imports on demand (import("./x.mjs"), one per diagram
+    type) are there only for the diagram types the pages use: the browser pass draws every
+    diagram of every page, so a missing one fails there (test_browser_checks_reject_broken_pages)."""
+    entry = MERMAID / "mermaid.esm.min.mjs"
+    files = {p.resolve() for p in MERMAID.rglob("*.mjs")}
+    assert entry.resolve() in files and not (MERMAID / "mermaid.min.js").exists()
+    missing, reached = [], {entry.resolve()}
+    for path in sorted(files):
+        text = path.read_text(encoding="utf-8")
+        for target in STATIC_IMPORT.findall(text):
+            found = (path.parent / target).resolve()
+            reached.add(found)
+            if found not in files:
+                missing.append(f"{path.relative_to(MERMAID)} imports {target}")
+        reached |= {(path.parent / t).resolve() for t in DYNAMIC_IMPORT.findall(text)}
+    assert len(files) >= 10 and missing == []
+    assert sorted(str(p.relative_to(MERMAID.resolve())) for p in files - reached) == []
 
 
 copied_pages = round_trip.copied_pages

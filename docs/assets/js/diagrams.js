@@ -6,9 +6,11 @@
 // always defined: a stand-in that
 // - waits until the diagram's block comes within half a screen of the viewport
 //   (IntersectionObserver; all at once before printing), so a page's first load fetches no
-//   mermaid at all (the build removes the plugin's synchronous <script>, see
-//   overrides/site_hooks.py), and math, which does not wait for it, is typeset at once;
-// - then loads the vendored UMD build from this site (once) and asks it for the SVG;
+//   mermaid unless a diagram is on its first screen (the <script> mermaid2 adds to a page with
+//   diagrams is this file again, which returns at once), and math, which does not wait for
+//   it, is typeset at once;
+// - then imports the vendored ES module build from this site (once; it loads the code of each
+//   diagram type when a diagram of that type is drawn) and asks it for the SVG;
 // - gives the SVG a minimum width at which its smallest label is at least 11 CSS px: on a
 //   narrow screen a wide diagram keeps that size inside a horizontally scrollable box, which is
 //   keyboard-focusable, named by the diagram's title, with a visible hint under it; in print
@@ -18,7 +20,7 @@
 (function () {
   "use strict";
   if (typeof window.mermaid !== "undefined") return;
-  var src = new URL("../vendor/mermaid/mermaid.min.js", document.currentScript.src).href;
+  var src = new URL("../vendor/mermaid/mermaid.esm.min.mjs", document.currentScript.src).href;
   var MIN_LABEL_PX = 11.5; // a little above the 11 px the tests require, for rounding
   var config = null;
   var real = null;
@@ -47,17 +49,11 @@
 
   function load() {
     if (!loading) {
-      loading = new Promise(function (resolve, reject) {
-        var script = document.createElement("script");
-        script.src = src;
-        script.onload = function () {
-          real = window.mermaid;
-          window.mermaid = standIn;
-          if (config) real.initialize(config);
-          resolve(real);
-        };
-        script.onerror = function () { reject(new Error("could not load " + src)); };
-        document.head.appendChild(script);
+      // A dynamic import works from this classic script; the module does not set a global.
+      loading = import(src).then(function (module) {
+        real = module.default;
+        if (config) real.initialize(config);
+        return real;
       });
     }
     return loading;
