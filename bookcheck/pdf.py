@@ -17,17 +17,14 @@ the result (``make pdf`` runs it).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
-import http.server
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import ROOT
 from .results import chromium
+from .serving import serve
 
 PDF_NAME = "autograd-book.pdf"
 PRINT_PAGE = "print_page/"
@@ -85,24 +82,6 @@ class Made:
     path: Path
     seconds: float
     stats: dict
-
-
-@contextlib.contextmanager
-def serve(directory: Path):
-    """Serve ``directory`` on 127.0.0.1, on a free port, while the block runs; yield its URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(directory)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def make_pdf(site: Path, out: Path, page: str = PRINT_PAGE, ready: bool = True, style: str | None = None,
