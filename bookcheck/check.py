@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import HarnessError
-from .diagrams import check_diagram, diagram_probes
+from .diagrams import check_diagram
 from .guard import guard
 from .page import parse_page
 from .run import PageRuns, check_block
@@ -43,14 +43,13 @@ def page_checks(path, update=None) -> list[PageCheck]:
         blocks = parse_page(path)
     except (RuntimeError, HarnessError):
         return checks  # the guard reports it
-    probes, record = diagram_probes(blocks)
-    runs = PageRuns(blocks, probes)
+    runs = PageRuns(blocks)  # every chain once per seed, in worker processes (bookcheck.worker)
     for b in blocks:
         if b.runnable:
             skip = f"{b.where}: {b.mark('skip').reason}" if b.kind == "skipped" else None
             checks.append(PageCheck(f"line {b.lineno}", lambda b=b: check_block(blocks, b, runs, update), skip))
         elif b.kind == "checked diagram":
-            checks.append(PageCheck(f"line {b.lineno} diagram", lambda b=b: check_diagram(blocks, b, runs, record)))
+            checks.append(PageCheck(f"line {b.lineno} diagram", lambda b=b: check_diagram(blocks, b, runs)))
     try:
         tables = table_checks(path)
     except HarnessError as exc:

@@ -6,7 +6,7 @@ import re
 
 from . import HarnessError
 from .page import Block
-from .run import SEEDS, chain_of, run_chain
+from .run import SEEDS, PageRuns
 
 
 ACC_LINE = re.compile(r"^\s*acc(?:Title|Descr)\s*:.*$\n?", re.M)
@@ -44,9 +44,9 @@ def _expected(diagram: Block, name: str, namespace: dict, above: Block) -> tuple
 
 
 def diagram_probes(blocks: list[Block]) -> tuple[dict, dict]:
-    """Probes for PageRuns: {id of the block above a checked diagram: fn(namespace)}, and the
-    record they fill, {diagram id: (want, what) or HarnessError}. The diagram is then checked
-    against the first seed's run of its chain, which runs once for the whole page."""
+    """Probes for a chain's first-seed run (bookcheck.worker): {id of the block above a checked
+    diagram: fn(namespace)}, and the record they fill, {diagram id: (want, what) or
+    HarnessError}. The diagram is then checked against that run, which also checks the blocks."""
     record: dict = {}
     probes: dict = {}
     for d in blocks:
@@ -57,8 +57,6 @@ def diagram_probes(blocks: list[Block]) -> tuple[dict, dict]:
             above = _above(blocks, d, name)
         except HarnessError:
             continue  # reported by check_diagram
-        if above.mark("skip") is not None:
-            continue  # never run in the page's chains: check_diagram runs it
 
         def probe(namespace, d=d, name=name, above=above, previous=probes.get(id(above))):
             if previous is not None:
@@ -74,26 +72,25 @@ def diagram_probes(blocks: list[Block]) -> tuple[dict, dict]:
     return probes, record
 
 
-def check_diagram(blocks: list[Block], diagram: Block, runs=None, record=None) -> None:
-    """A mermaid fence marked graph_of / diagram_from must equal what code generates now.
-    With ``runs`` (a PageRuns holding diagram_probes) and its ``record``, the namespace is read
-    during the page's own first-seed run; otherwise the chain runs here."""
+def check_diagram(blocks: list[Block], diagram: Block, runs: PageRuns | None = None) -> None:
+    """A mermaid fence marked graph_of / diagram_from must equal what code generates now, read
+    from the namespace right after the python block above it, in the first seed's run of that
+    block's chain (``runs``: the page's runs, so the chain runs once for the whole page)."""
     name = "graph_of" if diagram.mark("graph_of") is not None else "diagram_from"
     mark = diagram.mark(name)
     if not mark.args:
         raise HarnessError(f'{diagram.where}: write {name}("...")')
     above = _above(blocks, diagram, name)
-    if runs is not None and record is not None and id(above) in runs.probes:
-        outcome = runs.outcome(above, SEEDS[0])
-        if outcome.error:
-            raise HarnessError(outcome.error)
-        found = record.get(id(diagram))
-        if isinstance(found, HarnessError):
-            raise found
-        want, what = found
-    else:
-        namespace, _ = run_chain(chain_of(blocks, above), SEEDS[0])
-        want, what = _expected(diagram, name, namespace, above)
+    runs = runs or PageRuns(blocks)
+    outcome = runs.outcome(above, SEEDS[0])
+    if outcome.error:
+        raise HarnessError(outcome.error)
+    found = runs.diagrams.get(runs.index(diagram))
+    if found is None:
+        raise HarnessError(f"{diagram.where}: the run of {above.where} recorded nothing for this diagram")
+    if isinstance(found, str):
+        raise HarnessError(found)
+    want, what = found
     # accTitle/accDescr (the diagram's accessible title and description) are written by hand
     # and are not part of what the code generates; every other line must match.
     if _without_acc(diagram.code) != _without_acc(want):

@@ -52,8 +52,7 @@ def run_block(block: Block, namespace: dict) -> str:
     caught = None
     with warnings.catch_warnings(record=True) as seen, contextlib.redirect_stdout(out):
         warnings.simplefilter("always")
-        # Python ignores ResourceWarning by default, so a reader never sees one; here it can come
-        # from another thread of the test process (the browser client), not from the block.
+        # Python ignores ResourceWarning by default, so a reader never sees one either.
         warnings.simplefilter("ignore", ResourceWarning)
         try:
             exec(compile(code, block.where, "exec"), namespace)  # noqa: S102 - that is the job
@@ -171,11 +170,11 @@ class Outcome:
 
     shown: str = ""
     error: str | None = None
-    namespace: dict | None = None  # the chain's namespace (only of the chain's last block)
 
 
 def run_recorded(chain: list[Block], seed: int, after=None) -> dict[int, Outcome]:
-    """Reset torch, run ``chain`` in one fresh namespace; record each block's outcome.
+    """Reset torch, run ``chain`` in one fresh namespace; record each block's outcome. This runs
+    in a worker process (bookcheck.worker; PageRuns hands chains to it).
 
     A block after a failed one is not run; it fails as continuing it. A block that leaves
     torch global state changed fails (the chain goes on, as a reader's session would).
@@ -208,42 +207,59 @@ def run_recorded(chain: list[Block], seed: int, after=None) -> dict[int, Outcome
                 results[id(b)] = Outcome(shown=shown)
             if after and id(b) in after:
                 after[id(b)](namespace)
-        results[id(chain[-1])].namespace = namespace
     finally:
         reset_torch_state(SEEDS[0])
     return results
 
 
-def run_chain(chain: list[Block], seed: int) -> tuple[dict, str]:
-    """Run ``chain``; return its namespace and the last block's output (raise if it failed)."""
-    outcome = run_recorded(chain, seed)[id(chain[-1])]
-    if outcome.error:
-        raise HarnessError(outcome.error)
-    return outcome.namespace, outcome.shown
-
-
 class PageRuns:
-    """The recorded runs of one page's chains, each chain run once per seed.
+    """The runs of one page's chains, each chain once per seed, in worker processes
+    (bookcheck.worker). The first time an outcome is asked for, every run the page's checks
+    will ask for is handed out (each block's chain under the first seed, a python block's also
+    under the second), so a page's chains run side by side while its checks wait in order.
+    The first seed's runs also record what each checked diagram's code generates
+    (``diagrams``: {index of the diagram in ``blocks``: (want, what) or an error message})."""
 
-    ``probes``: {block id: fn(namespace)} run during the first seed's run, right after that
-    block (the diagrams checked against code: bookcheck.diagrams), so no chain runs again."""
-
-    def __init__(self, blocks: list[Block], probes=None):
+    def __init__(self, blocks: list[Block]):
         self.blocks = blocks
-        self.probes = dict(probes or {})
-        self._done: dict[tuple[int, int], dict[int, Outcome]] = {}
-        self.printed: dict[int, str] = {}  # block id -> first-seed output (for --update-outputs)
+        self._index = {id(b): i for i, b in enumerate(blocks)}
+        self._pending: dict = {}  # (chain as indices, seed) -> Future
+        self._done: dict[tuple[int, int], Outcome] = {}
+        self._started = False
+        self.diagrams: dict = {}
+
+    def _chain(self, block: Block) -> tuple[int, ...]:
+        return tuple(self._index[id(b)] for b in longest_chain(self.blocks, block))
+
+    def _start(self, block: Block, seed: int) -> None:
+        from . import worker
+
+        key = (self._chain(block), seed)
+        if key not in self._pending and (id(block), seed) not in self._done:
+            self._pending[key] = worker.submit(self.blocks, list(key[0]), seed, seed == SEEDS[0])
 
     def outcome(self, block: Block, seed: int) -> Outcome:
-        key = (id(block), seed)
-        if key not in self._done:
-            chain = longest_chain(self.blocks, block)
-            results = run_recorded(chain, seed, self.probes if seed == SEEDS[0] else None)
-            for b in chain:
-                self._done[(id(b), seed)] = results
-            for b in chain:
-                results[id(b)].namespace = None  # namespaces are not kept: blocks are checked on outputs
-        return self._done[key][id(block)]
+        from . import worker
+
+        if not self._started:
+            self._started = True
+            for b in self.blocks:
+                if b.kind == "run":
+                    self._start(b, SEEDS[0])
+                    if b.syntax == "python":
+                        self._start(b, SEEDS[1])
+        if (id(block), seed) not in self._done:
+            self._start(block, seed)
+            chain = self._chain(block)
+            future = self._pending.pop((chain, seed))
+            outcomes, found = worker.result(future, self.blocks, list(chain), seed, seed == SEEDS[0])
+            for i, (shown, error) in zip(chain, outcomes):
+                self._done[(id(self.blocks[i]), seed)] = Outcome(shown, error)
+            self.diagrams.update(found)
+        return self._done[(id(block), seed)]
+
+    def index(self, block: Block) -> int:
+        return self._index[id(block)]
 
 
 def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None, update=None) -> None:

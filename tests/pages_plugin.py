@@ -133,6 +133,9 @@ def pytest_runtest_logreport(report):
 def pytest_unconfigure(config):
     import sys
 
+    from bookcheck import worker
+
+    worker.stop()
     if "site_check" in sys.modules:
         sys.modules["site_check"].close_browser()
         sys.modules["site_check"].BACKGROUND.stop()

@@ -117,10 +117,11 @@ def test_every_checked_state_is_also_reset(tmp_path, leak):
 
 
 def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
-    path = page(tmp_path, '''\
+    count = tmp_path / "runs"
+    path = page(tmp_path, f'''\
         ```python
-        import builtins
-        builtins.RUNS = getattr(builtins, "RUNS", 0) + 1
+        with open({str(count)!r}, "a") as f:
+            f.write("run\\n")
         ```
 
         <!--pytest-codeblocks:cont-->
@@ -133,15 +134,58 @@ def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
         y = x + 1
         ```
         ''')
-    import builtins
-
-    builtins.RUNS = 0
     blocks = parse_text(path.read_text(), path)
     runs = PageRuns(blocks)
     for b in blocks:
         check_block(blocks, b, runs)
-    assert builtins.RUNS == 2  # one run of the chain per seed, not one per block
-    del builtins.RUNS
+    assert count.read_text() == "run\n" * 2  # one run of the chain per seed, not one per block
+
+
+def test_blocks_run_in_a_worker_process_not_in_the_process_that_checks(tmp_path):
+    path = page(tmp_path, '''\
+        ```python
+        import os
+        import threading
+
+        print(os.getpid(), threading.active_count())
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        0 1
+        ```
+        ''')
+    import os
+
+    blocks = parse_text(path.read_text(), path)
+    shown = PageRuns(blocks).outcome(blocks[0], 0).shown
+    pid, threads = map(int, shown.split())
+    assert pid != os.getpid()
+    assert threads == 1  # nothing else runs beside the block: no browser, server or build thread
+
+
+def test_a_block_that_kills_its_worker_fails_and_the_next_chain_runs(tmp_path):
+    path = page(tmp_path, '''\
+        ```python
+        import os
+
+        os._exit(3)
+        ```
+
+        ```python
+        print("after")
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        after
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    runs = PageRuns(blocks)
+    with pytest.raises(HarnessError, match=r"page.md:1: the worker process running this chain .* died"):
+        check_block(blocks, blocks[0], runs)
+    check_block(blocks, blocks[1], runs)
 
 
 def test_a_notebook_key_changes_with_everything_its_execution_can_read(tmp_path, monkeypatch):

@@ -11,8 +11,9 @@ from snippets.distributed_accumulation import D, full_batch_gradient, make_data,
 
 @pytest.fixture(scope="module")
 def results():
+    before = set(multiprocessing.active_children())  # e.g. the worker that runs the pages' blocks
     out = run(world_size=2, k=2, m=2)
-    assert multiprocessing.active_children() == []  # every worker has exited
+    assert set(multiprocessing.active_children()) <= before  # every process run started has exited
     return out
 
 
