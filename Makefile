@@ -21,7 +21,7 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve serve-venv notebooks test-serve test test-cpu test-torch test-page build pdf drift lighthouse clean
+.PHONY: serve serve-venv notebooks test-serve test test-torch torch-venvs test-page build pdf drift lighthouse clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
@@ -82,15 +82,15 @@ test: $(STAMP)
 test-serve: $(STAMP)
 	BOOK_SERVE=1 $(BIN)/python -m pytest -q -s tests/test_serve_anywhere.py
 
-# The pages' blocks again on torch's plain CPU kernels (no vector instructions): a block whose
-# output depends on the order in which this CPU adds floats fails here. CI runs it after `test`.
-test-cpu: $(STAMP)
-	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q docs
-
 # Every page's blocks on the other verified torch versions (mkdocs.yml, extra.torch_also), in
-# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it after test-cpu.
+# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it after pdf.
 test-torch: $(STAMP)
 	$(BIN)/python -m bookcheck.versions test
+
+# Only the set-up of those venvs (test-torch does it when they are missing or stale): CI runs
+# it beside `make test`, since unpacking torch is mostly disk work.
+torch-venvs: $(STAMP)
+	$(BIN)/python -m bookcheck.versions venv
 
 # Lighthouse (mobile, its default throttling) on the home page, a diagram page, a drill page and
 # a notebook page: each must score at least 95 for performance and accessibility

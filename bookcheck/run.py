@@ -212,62 +212,51 @@ def run_recorded(chain: list[Block], seed: int, after=None) -> dict[int, Outcome
     return results
 
 
+# The runs of every python block: (seed, kernels). The second seed runs on torch's plain CPU
+# kernels (bookcheck.worker), so one comparison proves both that the block seeds what it draws
+# and that its output does not depend on this CPU's vector width.
+RUNS = ((SEEDS[0], "machine"), (SEEDS[1], "plain"))
+
+
 class PageRuns:
-    """The runs of one page's chains, each chain once per seed, in worker processes
-    (bookcheck.worker). The first time an outcome is asked for, every run the page's checks
-    will ask for is handed out (each block's chain under the first seed, a python block's also
-    under the second), so a page's chains run side by side while its checks wait in order.
-    The first seed's runs also record what each checked diagram's code generates
-    (``diagrams``: {index of the diagram in ``blocks``: (want, what) or an error message})."""
+    """The runs of one page's chains, each chain once per (seed, kernels) of RUNS, in worker
+    processes (bookcheck.worker), asked for as the page's checks need them. The first seed's
+    runs also record what each checked diagram's code generates (``diagrams``: {index of the
+    diagram in ``blocks``: (want, what) or an error message})."""
 
     def __init__(self, blocks: list[Block]):
         self.blocks = blocks
         self._index = {id(b): i for i, b in enumerate(blocks)}
-        self._pending: dict = {}  # (chain as indices, seed) -> Future
-        self._done: dict[tuple[int, int], Outcome] = {}
-        self._started = False
+        self._done: dict[tuple, Outcome] = {}
         self.diagrams: dict = {}
 
-    def _chain(self, block: Block) -> tuple[int, ...]:
-        return tuple(self._index[id(b)] for b in longest_chain(self.blocks, block))
-
-    def _start(self, block: Block, seed: int) -> None:
+    def outcome(self, block: Block, seed: int, kernels: str | None = None) -> Outcome:
+        """``block``'s outcome in the run of its chain under ``seed`` on ``kernels`` (default:
+        the kernels RUNS gives that seed)."""
         from . import worker
 
-        key = (self._chain(block), seed)
-        if key not in self._pending and (id(block), seed) not in self._done:
-            self._pending[key] = worker.submit(self.blocks, list(key[0]), seed, seed == SEEDS[0])
-
-    def outcome(self, block: Block, seed: int) -> Outcome:
-        from . import worker
-
-        if not self._started:
-            self._started = True
-            for b in self.blocks:
-                if b.kind == "run":
-                    self._start(b, SEEDS[0])
-                    if b.syntax == "python":
-                        self._start(b, SEEDS[1])
-        if (id(block), seed) not in self._done:
-            self._start(block, seed)
-            chain = self._chain(block)
-            future = self._pending.pop((chain, seed))
-            outcomes, found = worker.result(future, self.blocks, list(chain), seed, seed == SEEDS[0])
+        kernels = kernels or dict(RUNS)[seed]
+        key = (id(block), seed, kernels)
+        if key not in self._done:
+            chain = [self._index[id(b)] for b in longest_chain(self.blocks, block)]
+            probe = seed == SEEDS[0] and kernels == "machine"
+            outcomes, found = worker.run_chain(self.blocks, chain, seed, probe, kernels)
             for i, (shown, error) in zip(chain, outcomes):
-                self._done[(id(self.blocks[i]), seed)] = Outcome(shown, error)
+                self._done[(id(self.blocks[i]), seed, kernels)] = Outcome(shown, error)
             self.diagrams.update(found)
-        return self._done[(id(block), seed)]
+        return self._done[key]
 
     def index(self, block: Block) -> int:
         return self._index[id(block)]
 
 
 def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None, update=None) -> None:
-    """The whole check of one runnable block: run twice (two seeds; a shell block once, since
-    the seed does not reach its process), compare the output.
+    """The whole check of one runnable block: its output compared with the page's, then a
+    python block's output again under the second of RUNS (another seed, torch's plain CPU
+    kernels); a shell block runs once, since neither reaches its process.
 
-    ``runs``: the page's recorded chains (each chain then runs once per seed for all its
-    blocks); without it, the block's chain runs afresh. ``update``: a callable given the
+    ``runs``: the page's recorded chains (each chain then runs once per run of RUNS for all
+    its blocks); without it, the block's chain runs afresh. ``update``: a callable given the
     block and what it printed, used instead of failing when the output differs.
     """
     runs = runs or PageRuns(blocks)
@@ -282,10 +271,19 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
         return  # a shell command runs in its own process: the harness's seed does not reach it
     second = runs.outcome(block, SEEDS[1])
     if second.error:
-        raise HarnessError(second.error)
+        raise HarnessError(f"on the second run (seed {SEEDS[1]}, torch's plain CPU kernels):\n{second.error}")
     if second.shown != first.shown:
+        third = runs.outcome(block, SEEDS[1], "machine")  # which of the two differences it is
+        if third.error is None and third.shown == first.shown:
+            raise HarnessError(
+                f"{block.where}: the block printed something else on torch's plain CPU kernels "
+                "(ATEN_CPU_CAPABILITY=default, no vector instructions) than on this machine's: the output "
+                "depends on the order in which this CPU adds floats, and a reader's CPU is not this one. "
+                "Print fewer digits, a rounded value or a bound:\n"
+                f"this machine:\n{first.shown}plain kernels:\n{second.shown}"
+            )
         raise HarnessError(
             f"{block.where}: the block printed something else on a second run with another RNG "
             "seed; seed it inside the block (torch.manual_seed) so the reader sees these numbers:\n"
-            f"first run:\n{first.shown}second run:\n{second.shown}"
+            f"first run:\n{first.shown}second run:\n{third.shown if third.error is None else second.shown}"
         )

@@ -182,11 +182,13 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     t = sub.add_parser("test", help="run every page's blocks on another verified torch")
     t.add_argument("version", nargs="?", choices=also())
-    v = sub.add_parser("venv", help="set up the venv of a torch version and print its python")
-    v.add_argument("version")
+    v = sub.add_parser("venv", help="set up the venv of a torch version (default: each other verified one) "
+                                    "and print its python")
+    v.add_argument("version", nargs="?")
     args = parser.parse_args(argv)
     if args.command == "venv":
-        print(venv_for(args.version))
+        for version in [args.version] if args.version else also():
+            print(venv_for(version))
         return 0
     return test(args.version)
 

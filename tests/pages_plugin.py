@@ -68,13 +68,19 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    """The site's build (and its browser pass) start when the tests start, never at collection."""
+    """The site's build (and its browser pass) start when the tests start, never at collection;
+    so does the work of a test module's ``start_early()``."""
     if session.config.option.collectonly:
         return None
     if any(i.nodeid.startswith(SITE_TESTS) for i in session.items):
         import site_check
 
         site_check.start_book_build()
+    # A test module with long work done in subprocesses (test_serve_anywhere) starts it now, so
+    # it overlaps with the checks that run before its tests.
+    for module in dict.fromkeys(getattr(i, "module", None) for i in session.items):
+        if hasattr(module, "start_early"):
+            module.start_early()
     return None
 
 

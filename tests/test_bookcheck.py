@@ -141,6 +141,28 @@ def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
     assert count.read_text() == "run\n" * 2  # one run of the chain per seed, not one per block
 
 
+def test_an_output_that_depends_on_the_cpu_kernels_fails_and_says_so(tmp_path):
+    import torch
+
+    if torch.backends.cpu.get_cpu_capability() == "DEFAULT":
+        pytest.skip("this CPU runs torch's plain kernels already, so no output can differ from them")
+    path = page(tmp_path, f'''\
+        ```python
+        import torch
+
+        print(torch.backends.cpu.get_cpu_capability())
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        {torch.backends.cpu.get_cpu_capability()}
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    with pytest.raises(HarnessError, match=r"plain CPU kernels \(ATEN_CPU_CAPABILITY=default.*:\nthis machine:\n\w+\nplain kernels:\nDEFAULT\n$"):
+        check_block(blocks, blocks[0])
+
+
 def test_blocks_run_in_a_worker_process_not_in_the_process_that_checks(tmp_path):
     path = page(tmp_path, '''\
         ```python

@@ -11,9 +11,10 @@ requirements-serve.txt, in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-
 reused: the Makefile's stamp in it records the Python and the pins. A Python that is not found
 is skipped with its name. Each run prints the time to the first page and the venv's size.
 
-The Pythons run at once; with their venvs cached this takes about two minutes on two cores (four
-builds of the whole book), so it runs under CI=true (bash .ci/run) or with BOOK_SERVE=1
-(`make test-serve`), and is skipped with that reason otherwise.
+The Pythons run at once, started when the session's tests start (start_early); with their
+venvs cached this takes about two minutes on two cores (four builds of the whole book), so it
+runs under CI=true (bash .ci/run) or with BOOK_SERVE=1 (`make test-serve`), and is skipped with
+that reason otherwise.
 """
 
 import contextlib
@@ -25,6 +26,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -144,25 +146,42 @@ def serve_once(python: str, work: Path) -> dict:
                 version=probe[0], without=probe[1:])
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """Every Python at once (a build is mostly one core's work): {version: result or exception}."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    found = {v: interpreter(v) for v in PYTHONS}
-
-    def one(version):
-        try:
-            return serve_once(found[version], tmp_path_factory.mktemp(f"serve-{version}"))
-        except Exception as exc:  # noqa: BLE001 - raised in the test of that version
-            return exc
-
-    with ThreadPoolExecutor(len(PYTHONS)) as pool:
-        runs = {v: pool.submit(one, v) for v in PYTHONS if found[v]}
-    return {v: (runs[v].result() if v in runs else None) for v in PYTHONS}
-
-
 RUN = os.environ.get("BOOK_SERVE") == "1" or os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+_STARTED: dict = {}
+
+
+def start_early():
+    """Start every Python's run at once, in threads (a build is mostly one core's work, done in
+    subprocesses). The pages plugin calls this when the session's tests start, so these runs
+    overlap with the checks before them instead of adding their minutes after them."""
+    if RUN and not _STARTED:
+        from concurrent.futures import ThreadPoolExecutor
+
+        found = {v: interpreter(v) for v in PYTHONS}
+        work = Path(tempfile.mkdtemp(prefix="serve-anywhere-"))
+
+        def one(version):
+            try:
+                folder = work / version
+                folder.mkdir()
+                return serve_once(found[version], folder)
+            except Exception as exc:  # noqa: BLE001 - raised in the test of that version
+                return exc
+
+        pool = ThreadPoolExecutor(len(PYTHONS))
+        _STARTED.update(work=work, pool=pool, runs={v: pool.submit(one, v) for v in PYTHONS if found[v]})
+    return _STARTED
+
+
+@pytest.fixture(scope="module")
+def served():
+    """{version: result or exception}, of the runs start_early started (or starts now)."""
+    started = start_early()
+    try:
+        yield {v: (started["runs"][v].result() if v in started["runs"] else None) for v in PYTHONS}
+    finally:
+        started["pool"].shutdown()
+        shutil.rmtree(started["work"], ignore_errors=True)
 
 
 @pytest.mark.skipif(not RUN, reason="serves the book from a fresh clone on Python 3.10-3.13 (minutes): "
