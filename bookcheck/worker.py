@@ -88,22 +88,19 @@ def run_chain_text(blocks: list, chain: list[int], seed: int, probe: bool):
 
 def run_chain(blocks: list, chain: list[int], seed: int, probe: bool, kernels: str):
     """``run_chain_text`` in the worker of ``kernels`` (in this process when it is itself a
-    worker). When the worker dies, the chain runs once more in a new one, so that a chain lost
-    with a worker another chain killed is not blamed; a chain that kills that one too fails
-    every block, saying so."""
+    worker). Chains run one at a time, so a worker that dies was killed by the chain it ran:
+    every block of that chain fails, saying so, and the next chain gets a new worker."""
     if kernels not in KERNELS:
         raise ValueError(f"kernels={kernels!r}: pass one of {KERNELS}")
     if _IN_WORKER:
         return run_chain_text(blocks, chain, seed, probe)
-    for attempt in (1, 2):
-        try:
-            return _pool(kernels).submit(run_chain_text, blocks, chain, seed, probe).result()
-        except BrokenProcessPool as exc:
-            _drop(kernels)
-            died = exc
-    error = (f"the worker process running this chain (from {blocks[chain[0]].where}) died: {died} "
-             "A block crashed the interpreter (e.g. in C code, or called os._exit).")
-    return [("", f"{blocks[i].where}: {error}") for i in chain], {}
+    try:
+        return _pool(kernels).submit(run_chain_text, blocks, chain, seed, probe).result()
+    except BrokenProcessPool as exc:
+        _drop(kernels)
+        error = (f"the worker process running this chain (from {blocks[chain[0]].where}) died: {exc} "
+                 "A block crashed the interpreter (e.g. in C code, or called os._exit).")
+        return [("", f"{blocks[i].where}: {error}") for i in chain], {}
 
 
 def stop() -> None:
