@@ -14,8 +14,9 @@ outputs), the data files in its folder, every file under
 ``snippets/`` (a notebook may load any of them: a workshop notebook loads its task with
 importlib), ``constraints.txt`` and ``pyproject.toml``, and the torch and Python versions: a
 change to any of them executes the notebook afresh. Executed notebooks are kept in
-``.cache/notebooks/`` (ignored by git). A notebook whose execution fails fails again from the cache, with the
-same message, until its key changes.
+``.cache/notebooks/`` (ignored by git; a test run with --fresh or under CI=true keeps its own:
+cache_dir). A notebook whose execution fails fails again from the cache, with the same message,
+until its key changes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -31,6 +33,13 @@ from pathlib import Path
 from . import ROOT
 
 CACHE = ROOT / ".cache" / "notebooks"
+
+
+def cache_dir() -> Path:
+    """Where executions are kept: .cache/notebooks/, or BOOK_NOTEBOOK_CACHE. A test run that
+    reuses nothing from earlier runs (--fresh, CI=true) points it at a folder of its own, so its
+    notebook tests still share one execution per notebook but none from before."""
+    return Path(os.environ.get("BOOK_NOTEBOOK_CACHE") or CACHE)
 IMPORT = re.compile(r"^\s*(?:from\s+(snippets(?:\.\w+)*)\s+import\s+([\w\s,()]+)|import\s+(snippets(?:\.\w+)*))", re.M)
 
 
@@ -104,8 +113,8 @@ def content_key(path: Path) -> str:
 
 @contextlib.contextmanager
 def _locked(key):
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with open(CACHE / f"{key}.lock", "w") as lock:
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the build and the tests may ask at the same time
         try:
             yield
@@ -124,8 +133,8 @@ def execute(path: Path, timeout: int = 120):
 
     path = Path(path)
     key = content_key(path)
-    done = CACHE / f"{path.stem}-{key}.ipynb"
-    failed = CACHE / f"{path.stem}-{key}.failed.json"
+    done = cache_dir() / f"{path.stem}-{key}.ipynb"
+    failed = cache_dir() / f"{path.stem}-{key}.failed.json"
     with _locked(key):
         if done.is_file():
             return nbformat.read(done, as_version=4)
@@ -143,7 +152,7 @@ def execute(path: Path, timeout: int = 120):
         tmp = done.with_suffix(".tmp")
         nbformat.write(nb, tmp)
         tmp.replace(done)
-        for old in [*CACHE.glob(f"{path.stem}-*.ipynb"), *CACHE.glob(f"{path.stem}-*.failed.json")]:
+        for old in [*cache_dir().glob(f"{path.stem}-*.ipynb"), *cache_dir().glob(f"{path.stem}-*.failed.json")]:
             if old != done:
                 old.unlink(missing_ok=True)
         return nb

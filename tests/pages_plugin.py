@@ -72,6 +72,14 @@ def pytest_runtestloop(session):
     so does the work of a test module's ``start_early()``."""
     if session.config.option.collectonly:
         return None
+    if REUSE.why_not in ("--fresh", "CI=true"):  # nothing from an earlier run: no earlier notebook execution
+        import atexit
+        import os
+        import shutil
+        import tempfile
+
+        os.environ["BOOK_NOTEBOOK_CACHE"] = folder = tempfile.mkdtemp(prefix="book-notebooks-")
+        atexit.register(shutil.rmtree, folder, True)
     if any(i.nodeid.startswith(SITE_TESTS) for i in session.items):
         import site_check
 

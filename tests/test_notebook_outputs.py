@@ -2,7 +2,8 @@
 
 The site shows each notebook of docs/notebooks/ as committed, outputs included (mkdocs-jupyter
 does not execute them, so serving the book needs no torch). Here each one is executed afresh
-(bookcheck.notebooks: once per content key, the execution shared with the other notebook tests)
+(bookcheck.notebooks: once per content key, the execution shared with the other notebook tests;
+started with the session, start_early)
 and every code cell's outputs must equal the stored ones, execution counts, timings and memory
 addresses aside. `make notebooks` writes them.
 """
@@ -19,6 +20,26 @@ from bookcheck import ROOT, notebooks
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
+_EARLY: list = []
+
+
+def start_early():
+    """Execute every notebook, one at a time, in a thread started when the session's tests start
+    (the pages plugin calls this): a kernel is a subprocess, so the executions overlap the checks
+    that run before these tests. Each test then reads its execution from bookcheck.notebooks'
+    cache, or waits on that cache's lock while the thread executes it."""
+    import threading
+
+    def run():
+        for path in NOTEBOOKS:
+            try:
+                notebooks.execute(path)
+            except Exception:  # noqa: BLE001, S110 - a failed cell is cached and raised again in the
+                pass           # notebook's own test; any other failure, that test meets again itself
+
+    if not _EARLY:
+        _EARLY.append(threading.Thread(target=run, name="notebooks", daemon=True))
+        _EARLY[0].start()
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -26,6 +47,15 @@ def test_stored_outputs_are_what_the_notebook_prints(path):
     problems = notebooks.stale(path)
     assert problems == [], f"{path.relative_to(ROOT)}: stored outputs are not current (run make notebooks):\n" + \
         "\n".join(problems)
+
+
+def test_a_run_that_reuses_nothing_executes_every_notebook_afresh(pytestconfig):
+    from bookcheck import results
+
+    if not (pytestconfig.getoption("fresh") or results.in_ci()):
+        pytest.skip("a run that may reuse passes reads executions from .cache/notebooks/ (keyed on all they read)")
+    folder = notebooks.cache_dir()
+    assert folder != notebooks.CACHE and ROOT not in folder.resolve().parents, folder
 
 
 def test_every_code_cell_is_stored_executed():
