@@ -40,6 +40,8 @@ def cache_dir() -> Path:
     reuses nothing from earlier runs (--fresh, CI=true) points it at a folder of its own, so its
     notebook tests still share one execution per notebook but none from before."""
     return Path(os.environ.get("BOOK_NOTEBOOK_CACHE") or CACHE)
+
+
 IMPORT = re.compile(r"^\s*(?:from\s+(snippets(?:\.\w+)*)\s+import\s+([\w\s,()]+)|import\s+(snippets(?:\.\w+)*))", re.M)
 
 

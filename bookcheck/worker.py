@@ -51,23 +51,20 @@ def _started(kernels: str, start_method: str) -> None:
         raise RuntimeError(f"ATEN_CPU_CAPABILITY=default did not reach torch: {torch.backends.cpu.get_cpu_capability()}")
 
 
-def _new_pool(kernels: str) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_started, initargs=(kernels, multiprocessing.get_start_method()))
-
-
 def _pool(kernels: str) -> ProcessPoolExecutor:
     with _LOCK:
         if kernels not in _POOLS:
-            _POOLS[kernels] = _new_pool(kernels)
+            _POOLS[kernels] = ProcessPoolExecutor(
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=_started, initargs=(kernels, multiprocessing.get_start_method()))
         return _POOLS[kernels]
 
 
-def _drop(kernels: str) -> None:
+def _drop(kernels: str, wait: bool = False) -> None:
     with _LOCK:
         pool = _POOLS.pop(kernels, None)
     if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def run_chain_text(blocks: list, chain: list[int], seed: int, probe: bool):
@@ -106,7 +103,4 @@ def run_chain(blocks: list, chain: list[int], seed: int, probe: bool, kernels: s
 def stop() -> None:
     """Stop the workers (the test session's end); the next chain starts new ones."""
     for kernels in list(_POOLS):
-        with _LOCK:
-            pool = _POOLS.pop(kernels, None)
-        if pool is not None:
-            pool.shutdown(wait=True)
+        _drop(kernels, wait=True)

@@ -3,13 +3,12 @@ test_api_docs.py): the session's one build, one browser and one pass over every 
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import site_check
+from bookcheck import results
 
-IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+IN_CI = results.in_ci()
 
 
 def cannot_run(message: str):

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT
+from bookcheck import ROOT, results
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 PAGES = {  # path on the site: a text the page must hold
@@ -146,7 +146,7 @@ def serve_once(python: str, work: Path) -> dict:
                 version=probe[0], without=probe[1:])
 
 
-RUN = os.environ.get("BOOK_SERVE") == "1" or os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+RUN = os.environ.get("BOOK_SERVE") == "1" or results.in_ci()
 _STARTED: dict = {}
 
 
