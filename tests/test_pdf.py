@@ -1,5 +1,5 @@
 """The book as one PDF (`make pdf`): the site's print page printed by chromium
-(bookcheck/pdf.py), read back with pypdf.
+(bookcheck/pdf.py), read back with pypdfium2 (its text) and pypdf (its links).
 
 `make pdf` builds the site, writes site/autograd-book.pdf and runs these tests with BOOK_PDF
 naming it (the built site is the folder that holds it). `make test` does not make the PDF
@@ -295,10 +295,10 @@ def test_checks_reject_a_page_printed_before_its_diagrams_are_drawn_or_with_its_
         pytest.skip(message)
     site, model = book_pdf.parent, [DOCS / "part1" / "hand-trace.md"]
     page = "part1/hand-trace/"
-    hasty = pdf.page_texts(pdf.make_pdf(site, tmp_path / "hasty.pdf", page, ready=False).path, 1)
+    hasty = pdf.page_texts(pdf.make_pdf(site, tmp_path / "hasty.pdf", page, ready=False).path)
     folded = pdf.page_texts(pdf.make_pdf(site, tmp_path / "folded.pdf", page,
-                                         style="details > :not(summary) { display: none !important; }").path, 1)
-    careful = pdf.page_texts(pdf.make_pdf(site, tmp_path / "careful.pdf", page).path, 1)
+                                         style="details > :not(summary) { display: none !important; }").path)
+    careful = pdf.page_texts(pdf.make_pdf(site, tmp_path / "careful.pdf", page).path)
     # Printed that early, a diagram is still its source (accTitle and accDescr lines) or an
     # empty box Material has made for it; either way it has no caption.
     not_drawn = [p for p in diagram_problems(hasty, model) if "not drawn" in p]
