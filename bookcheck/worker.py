@@ -21,6 +21,12 @@ core already).
 A chain that kills its worker (a crash in C code, ``os._exit``) fails, saying so; the next
 chain gets a new worker. A block that itself checks a page (``bookcheck.check.check_page``, on
 the page about verification) runs that page's chains in its own process, in place.
+
+Work that a session starts early for tests that come later (the site's build and browser pass,
+the notebooks' executions, builds on other Pythons, set-ups of venvs) runs at a lower priority
+(``background``, ``lower_this_thread``): on two cores it fills the time that the test running
+now leaves idle, instead of slowing that test, and the tests run one after another. The block
+workers run at the test process's priority.
 """
 
 from __future__ import annotations
@@ -35,6 +41,24 @@ KERNELS = ("machine", "plain")
 _IN_WORKER: str | None = None  # in a worker: its kernels
 _POOLS: dict[str, ProcessPoolExecutor] = {}
 _LOCK = threading.Lock()
+
+
+BACKGROUND_NICE = 10
+
+
+def background(command: list[str]) -> list[str]:
+    """``command`` to be run at the background priority (POSIX nice(1))."""
+    return ["nice", "-n", str(BACKGROUND_NICE), *command]
+
+
+def lower_this_thread() -> None:
+    """The calling thread, and every process it starts, at the background priority. On Linux a
+    thread has a nice value of its own and a child process inherits its parent thread's; where
+    a thread cannot have one, nothing changes."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+    except (AttributeError, OSError):
+        pass
 
 
 def _started(kernels: str, start_method: str) -> None:

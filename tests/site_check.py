@@ -50,6 +50,7 @@ CHROMIUM_FLAGS = [
 ]
 
 
+from bookcheck import worker  # noqa: E402
 from bookcheck.results import chromium  # noqa: E402 - the one place that finds the browser
 
 
@@ -92,7 +93,8 @@ class Background:
     The process builds the book, then the fixture site, then opens every page of the book
     (inspect_site with site_a11y.page_checks); it writes each result to WORKDIR/<job>.json and
     prints the job's name when it is done. ``build(name)`` and ``site_pass()`` wait for a job
-    by reading those lines (no polling, no timer)."""
+    by reading those lines (no polling, no timer). It runs at the background priority
+    (bookcheck.worker.background), below the tests that run meanwhile."""
 
     JOBS = ("book", "broken-site")
 
@@ -110,7 +112,8 @@ class Background:
         if self.proc is None:
             self.log = open(self.workdir / "background.log", "w+", encoding="utf-8")  # noqa: SIM115
             command = [sys.executable, __file__, "background", str(self.workdir)] + ([] if browser_pass else ["--build-only"])
-            self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
+            self.proc = subprocess.Popen(worker.background(command), stdout=subprocess.PIPE, stderr=self.log,
+                                         text=True, cwd=ROOT)
 
     def _wait(self, job: str) -> dict:
         self.start()

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from bookcheck import ROOT, notebooks
+from bookcheck import ROOT, notebooks, worker
 
 NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
@@ -31,6 +31,7 @@ def start_early():
     import threading
 
     def run():
+        worker.lower_this_thread()  # the kernels too: below the tests running meanwhile
         for path in NOTEBOOKS:
             try:
                 notebooks.execute(path)

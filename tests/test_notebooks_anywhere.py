@@ -35,6 +35,7 @@ import yaml
 
 from bookcheck import notebook_gen as notebooks
 from bookcheck import wheel as snippets_wheel
+from bookcheck import worker
 
 ROOT = notebooks.ROOT
 READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]
@@ -90,10 +91,27 @@ def cached_reader_venv():
     return venv
 
 
+_EARLY: dict = {}
+
+
+def start_early():
+    """Set up the cached venv in a thread started when the session's tests start (the pages
+    plugin calls this), at the background priority (bookcheck.worker): on a new machine that is
+    a minute of installing torch, overlapped with the checks that run before these tests."""
+    if not _EARLY:
+        def set_up():
+            worker.lower_this_thread()
+            return cached_reader_venv()
+
+        _EARLY["pool"] = pool = ThreadPoolExecutor(1)
+        _EARLY["venv"] = pool.submit(set_up)
+    return _EARLY["venv"]
+
+
 @pytest.fixture(scope="module")
 def reader(tmp_path_factory):
     """A fresh copy of the cached venv (hard links: a few seconds) and an empty home folder."""
-    template = cached_reader_venv()
+    template = start_early().result()
     work = Path(tempfile.mkdtemp(dir=template.parent, prefix="run-"))
     try:
         subprocess.run(["cp", "-al", str(template), str(work / "venv")], check=True, timeout=300)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT, results
+from bookcheck import ROOT, results, worker
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 PAGES = {  # path on the site: a text the page must hold
@@ -152,8 +152,9 @@ _STARTED: dict = {}
 
 def start_early():
     """Start every Python's run at once, in threads (a build is mostly one core's work, done in
-    subprocesses). The pages plugin calls this when the session's tests start, so these runs
-    overlap with the checks before them instead of adding their minutes after them."""
+    subprocesses), at the background priority (bookcheck.worker). The pages plugin calls this
+    when the session's tests start, so these runs overlap with the checks before them instead
+    of adding their minutes after them."""
     if RUN and not _STARTED:
         from concurrent.futures import ThreadPoolExecutor
 
@@ -161,6 +162,7 @@ def start_early():
         work = Path(tempfile.mkdtemp(prefix="serve-anywhere-"))
 
         def one(version):
+            worker.lower_this_thread()
             try:
                 folder = work / version
                 folder.mkdir()
