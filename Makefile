@@ -21,13 +21,16 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: serve serve-venv notebooks test-serve test test-torch torch-venvs test-page build pdf drift lighthouse clean
+.PHONY: venv serve serve-venv notebooks test-serve test test-torch torch-venvs test-page build pdf drift lighthouse clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
 	test -x $(BIN)/python || $(BOOK_PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
 	touch $(STAMP)
+
+# The book's venv alone (every target below that needs it sets it up first).
+venv: $(STAMP)
 
 # The venv `make serve` runs in: .venv when it is set up and current (it holds the site stack
 # too), else $(SERVE_VENV) with requirements-serve.txt alone. $(SERVE_VENV)/.installed records
@@ -83,12 +86,12 @@ test-serve: $(STAMP)
 	BOOK_SERVE=1 $(BIN)/python -m pytest -q -s tests/test_serve_anywhere.py
 
 # Every page's blocks on the other verified torch versions (mkdocs.yml, extra.torch_also), in
-# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it after pdf.
+# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it beside pdf.
 test-torch: $(STAMP)
 	$(BIN)/python -m bookcheck.versions test
 
 # Only the set-up of those venvs (test-torch does it when they are missing or stale): CI runs
-# it beside `make test`, since unpacking torch is mostly disk work.
+# it beside `make test`, niced, since unpacking torch is mostly disk work.
 torch-venvs: $(STAMP)
 	$(BIN)/python -m bookcheck.versions venv
 

@@ -54,12 +54,17 @@ LAST = ("tests/test_lighthouse.py",)
 
 def pytest_collection_modifyitems(session, config, items):
     """The site's checks last: its build runs in the background meanwhile (see test_site).
-    Checks that passed before with identical inputs (bookcheck.results) are deselected and
-    counted as reused: they are not run, and not reported as passed."""
+    Before them, the tests of modules whose work starts with the session (``start_early()``,
+    at the background priority): it fills the CPU that the checks before them leave idle, so
+    it is done, or nearly, when they need it. Checks that passed before with identical inputs
+    (bookcheck.results) are deselected and counted as reused: they are not run, and not reported
+    as passed."""
     site = [i for i in items if i.nodeid.startswith(SITE_TESTS)]
     last = [i for i in items if i.nodeid.startswith(LAST)]
-    if site or last:
-        items[:] = [i for i in items if i not in site and i not in last] + site + last
+    early = [i for i in items if hasattr(getattr(i, "module", None), "start_early") and i not in site + last]
+    if site or last or early:
+        later = {id(i) for i in site + last + early}
+        items[:] = [i for i in items if id(i) not in later] + early + site + last
     reused = REUSE.decide(config, items)
     if reused:
         config.hook.pytest_deselected(items=reused)
@@ -86,9 +91,12 @@ def pytest_runtestloop(session):
         site_check.start_book_build()
     # A test module with long work done in subprocesses (test_serve_anywhere) starts it now, so
     # it overlaps with the checks that run before its tests.
-    for module in dict.fromkeys(getattr(i, "module", None) for i in session.items):
+    modules: dict = {}
+    for item in session.items:
+        modules.setdefault(getattr(item, "module", None), []).append(item)
+    for module, items in modules.items():
         if hasattr(module, "start_early"):
-            module.start_early()
+            module.start_early(items)
     return None
 
 

@@ -23,7 +23,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 _EARLY: list = []
 
 
-def start_early():
+def start_early(items=()):
     """Execute every notebook, one at a time, in a thread started when the session's tests start
     (the pages plugin calls this): a kernel is a subprocess, so the executions overlap the checks
     that run before these tests. Each test then reads its execution from bookcheck.notebooks'

@@ -91,39 +91,22 @@ def cached_reader_venv():
     return venv
 
 
-_EARLY: dict = {}
-
-
-def start_early():
-    """Set up the cached venv in a thread started when the session's tests start (the pages
-    plugin calls this), at the background priority (bookcheck.worker): on a new machine that is
-    a minute of installing torch, overlapped with the checks that run before these tests."""
-    if not _EARLY:
-        def set_up():
-            worker.lower_this_thread()
-            return cached_reader_venv()
-
-        _EARLY["pool"] = pool = ThreadPoolExecutor(1)
-        _EARLY["venv"] = pool.submit(set_up)
-    return _EARLY["venv"]
-
-
-@pytest.fixture(scope="module")
-def reader(tmp_path_factory):
-    """A fresh copy of the cached venv (hard links: a few seconds) and an empty home folder."""
-    template = start_early().result()
-    work = Path(tempfile.mkdtemp(dir=template.parent, prefix="run-"))
-    try:
-        subprocess.run(["cp", "-al", str(template), str(work / "venv")], check=True, timeout=300)
-        home = tmp_path_factory.mktemp("reader-home")
-        python = work / "venv" / "bin" / "python"
-        probe = subprocess.run([str(python), "-c", "import torch, sys; print(torch.__version__, sys.prefix)"],
-                               capture_output=True, text=True, env=clean_env(home), cwd=home, timeout=300)
-        assert probe.returncode == 0, probe.stderr
-        assert probe.stdout.split()[1] == str(work / "venv")
-        yield python, home
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+def reader_copy(work: Path, stack: contextlib.ExitStack) -> tuple[Path, Path]:
+    """(python, home): a fresh copy of the cached venv (hard links: a few seconds; made beside
+    the cache, on its file system, and removed when ``stack`` closes) and an empty home folder
+    under ``work``."""
+    template = cached_reader_venv()
+    copy = Path(tempfile.mkdtemp(dir=template.parent, prefix="run-"))
+    stack.callback(shutil.rmtree, copy, True)
+    subprocess.run(["cp", "-al", str(template), str(copy / "venv")], check=True, timeout=300)
+    home = work / "reader-home"
+    home.mkdir()
+    python = copy / "venv" / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import torch, sys; print(torch.__version__, sys.prefix)"],
+                           capture_output=True, text=True, env=clean_env(home), cwd=home, timeout=300)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split()[1] == str(copy / "venv")
+    return python, home
 
 
 def installed(python, home):
@@ -157,33 +140,31 @@ def jupyter_options():
     return {k: v for k, v in options.items() if v is not None} | {"execute": False, "cache": False}
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def built_site(work: Path, stack: contextlib.ExitStack) -> tuple[str, Path]:
     """(base URL, site folder): the notebook site, built for and served on 127.0.0.1:<free port>
     (the book's one loopback server, site_check.serve: it binds its port first, and serves
-    the folder the build then fills)."""
+    the folder the build then fills), served until ``stack`` closes."""
     import site_check
 
-    work = tmp_path_factory.mktemp("notebook-site")
     out = work / "site"
     out.mkdir()
-    with site_check.serve(out) as base:
-        project = work / "project"
-        (project / "docs" / "notebooks").mkdir(parents=True)
-        for name in notebooks.BUILDERS:
-            shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
-        (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
-        (project / "docs" / "downloads").symlink_to(snippets_wheel.ensure().parent)  # as `make build` makes it
-        (project / "overrides").symlink_to(ROOT / "overrides")
-        config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
-                  "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
-                  "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
-        (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
-        proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
-                              cwd=project, capture_output=True, text=True, timeout=900,
-                              env=dict(os.environ, SITE_URL=base, NO_MKDOCS_2_WARNING="1"))
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-        yield base, out
+    base = stack.enter_context(site_check.serve(out))
+    project = work / "project"
+    (project / "docs" / "notebooks").mkdir(parents=True)
+    for name in notebooks.BUILDERS:
+        shutil.copyfile(notebooks.NOTEBOOKS / f"{name}.ipynb", project / "docs" / "notebooks" / f"{name}.ipynb")
+    (project / "docs" / "assets").symlink_to(ROOT / "docs" / "assets")
+    (project / "docs" / "downloads").symlink_to(snippets_wheel.ensure().parent)  # as `make build` makes it
+    (project / "overrides").symlink_to(ROOT / "overrides")
+    config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
+              "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
+              "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
+    (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
+    proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
+                          cwd=project, capture_output=True, text=True, timeout=900,
+                          env=dict(os.environ, SITE_URL=base, NO_MKDOCS_2_WARNING="1"))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return base, out
 
 
 def wheel_of(site_dir):
@@ -269,31 +250,22 @@ def test_each_downloadable_notebook_is_the_generated_one_with_the_wheels_address
 # ------------------------------------------------------------------ the notebooks, run as a reader runs them
 
 
-def test_without_the_wheel_on_the_site_the_setup_cell_says_what_to_run(site, reader, tmp_path):
+def run_without_wheel(site, reader, work: Path):
+    """The first notebook run with the package not installed and the wheel hidden from the site:
+    (returncode, executed notebook, error text, the wheel's name, where `snippets` imports from after)."""
     base, out = site
     python, home = reader
     uninstall(python, home)
     wheel = wheel_of(out)
     hidden = wheel.rename(wheel.with_name(wheel.name + ".hidden"))
     try:
-        code, nb, error = run_downloaded("01-hand-trace", base, python, home, tmp_path / "run")
+        code, nb, error = run_downloaded("01-hand-trace", base, python, home, work)
     finally:
         hidden.rename(wheel)
-    assert code == 1
-    executed = [c for c in nb.cells if c.cell_type == "code" and c.execution_count]
-    assert len(executed) == 1, "the set-up cell should have stopped the notebook"
-    [error] = [o for o in executed[0].outputs if o["output_type"] == "error"]
-    message = f"{error['ename']}: {error['evalue']}"
-    print(message)  # what the reader sees (pytest -s shows it)
-    start = "ImportError: the book's `snippets` package is not installed and could not be installed ("
-    command = f"{python} -m pip install {base}downloads/{wheel.name}"
-    assert message.startswith(start) and message.endswith(f"). Run this, then restart the kernel:\n    {command}")
-    assert "404" in message  # pip's own reason: the site answered 404 Not Found
-    assert installed(python, home) is None
+    return code, nb, error, wheel.name, installed(python, home)
 
 
-@pytest.fixture(scope="module")
-def runs(site, reader, tmp_path_factory):
+def run_all(site, reader, work: Path):
     """({name: (returncode, executed notebook, error text)} of every downloaded notebook, where
     the first one's set-up cell installed `snippets`). The first runs with the package not
     installed, so its set-up cell must install the wheel from the site; the others then run two
@@ -303,13 +275,90 @@ def runs(site, reader, tmp_path_factory):
     python, home = reader
     uninstall(python, home)
     first, *rest = sorted(notebooks.BUILDERS)
-    work = tmp_path_factory.mktemp("runs")
     done = {first: run_downloaded(first, base, python, home, work / first)}
     assert done[first][0] == 0, done[first][2][-3000:]
     where = installed(python, home)
     with ThreadPoolExecutor(2) as pool:
         done |= dict(zip(rest, pool.map(lambda name: run_downloaded(name, base, python, home, work / name), rest)))
     return done, where
+
+
+_EARLY: dict = {}
+
+
+def start_early(items=()):
+    """All of the above, in a thread started when the session's tests start (the pages plugin
+    calls this with the module's selected tests), at the background priority
+    (bookcheck.worker): the notebook site built and served, the reader's venv (on a new
+    machine, a minute of installing torch) copied, the run without the wheel, then every
+    notebook's run. The tests of this module run late in the session (the pages plugin puts
+    them after the other checks) and read what it found. Nothing starts when no selected test
+    needs it."""
+    if not _EARLY and (not items or any("early" in getattr(i, "fixturenames", ()) for i in items)):
+        import threading
+        from concurrent.futures import Future
+
+        stack, future = contextlib.ExitStack(), Future()
+
+        def work():
+            worker.lower_this_thread()
+            try:
+                folder = Path(tempfile.mkdtemp(prefix="notebooks-anywhere-"))
+                stack.callback(shutil.rmtree, folder, True)
+                found = {"site": built_site(folder, stack)}
+                found["reader"] = reader_copy(folder, stack)
+                found["without"] = run_without_wheel(found["site"], found["reader"], folder / "without")
+                found["runs"] = run_all(found["site"], found["reader"], folder / "runs")
+                future.set_result(found)
+            except BaseException as exc:  # noqa: BLE001 - raised in the tests that need it
+                future.set_exception(exc)
+
+        _EARLY.update(stack=stack, future=future)
+        threading.Thread(target=work, name="notebooks-anywhere", daemon=True).start()
+    return _EARLY
+
+
+@pytest.fixture(scope="module")
+def early():
+    """What start_early's thread found (its exception, if it raised, is raised here); the site
+    is served until the module's tests are done."""
+    started = start_early()
+    try:
+        yield started["future"].result()
+    finally:
+        started["stack"].close()
+
+
+@pytest.fixture(scope="module")
+def site(early):
+    return early["site"]
+
+
+@pytest.fixture(scope="module")
+def reader(early):
+    return early["reader"]
+
+
+@pytest.fixture(scope="module")
+def runs(early):
+    return early["runs"]
+
+
+def test_without_the_wheel_on_the_site_the_setup_cell_says_what_to_run(site, reader, early):
+    base, _ = site
+    python, _ = reader
+    code, nb, error, wheel, after = early["without"]
+    assert code == 1
+    executed = [c for c in nb.cells if c.cell_type == "code" and c.execution_count]
+    assert len(executed) == 1, "the set-up cell should have stopped the notebook"
+    [error] = [o for o in executed[0].outputs if o["output_type"] == "error"]
+    message = f"{error['ename']}: {error['evalue']}"
+    print(message)  # what the reader sees (pytest -s shows it)
+    start = "ImportError: the book's `snippets` package is not installed and could not be installed ("
+    command = f"{python} -m pip install {base}downloads/{wheel}"
+    assert message.startswith(start) and message.endswith(f"). Run this, then restart the kernel:\n    {command}")
+    assert "404" in message  # pip's own reason: the site answered 404 Not Found
+    assert after is None
 
 
 def test_every_notebook_has_the_same_setup_cell():

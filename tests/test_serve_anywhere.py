@@ -150,7 +150,7 @@ RUN = os.environ.get("BOOK_SERVE") == "1" or results.in_ci()
 _STARTED: dict = {}
 
 
-def start_early():
+def start_early(items=()):
     """Start every Python's run at once, in threads (a build is mostly one core's work, done in
     subprocesses), at the background priority (bookcheck.worker). The pages plugin calls this
     when the session's tests start, so these runs overlap with the checks before them instead
