@@ -5,6 +5,8 @@
 # (requirements-serve.txt) into .venv-serve, or uses .venv when that is set up and current.
 # Every other target sets up .venv, the book's whole pinned stack (torch 2.13.0, the test tools),
 # which needs Python 3.11. Set-up is skipped when the venv is up to date with its pin files.
+# pip installs with --no-compile: a module is compiled when it is first imported, so the
+# thousands of files of torch that nothing imports cost no compile time.
 # PYTHON=/path/to/python picks the interpreter; by default `make serve` takes the newest
 # python3.13 ... python3.10 on PATH that runs (a pyenv shim of a version not selected does not)
 # and the other targets python3.11.
@@ -26,7 +28,7 @@ export NO_MKDOCS_2_WARNING := 1
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
 	test -x $(BIN)/python || $(BOOK_PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[book]'
 	touch $(STAMP)
 
 # The book's venv alone (every target below that needs it sets it up first).
@@ -45,7 +47,7 @@ serve-venv:
 	  if [ "$$(cat $(SERVE_VENV)/.installed 2>/dev/null)" != "$$want" ]; then \
 	    echo "setting up $(SERVE_VENV) (the site stack on $$($(SERVE_PYTHON) -V))"; \
 	    rm -rf $(SERVE_VENV) && $(SERVE_PYTHON) -m venv $(SERVE_VENV) && \
-	    $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-serve.txt && \
+	    $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-serve.txt && \
 	    printf '%s\n' "$$want" > $(SERVE_VENV)/.installed || exit 1; \
 	  fi; \
 	fi
@@ -90,10 +92,11 @@ test-serve: $(STAMP)
 test-torch: $(STAMP)
 	$(BIN)/python -m bookcheck.versions test
 
-# Only the set-up of those venvs (test-torch does it when they are missing or stale): CI runs
-# it beside `make test`, niced, since unpacking torch is mostly disk work.
-torch-venvs: $(STAMP)
-	$(BIN)/python -m bookcheck.versions venv
+# Only the set-up of those venvs (test-torch does it when they are missing or stale); it needs
+# Python 3.11 alone (bookcheck.versions reads the pins with the standard library), so CI runs it
+# from the start, niced, beside the set-up of .venv and then `make test`.
+torch-venvs:
+	$(BOOK_PYTHON) -m bookcheck.versions venv
 
 # Lighthouse (mobile, its default throttling) on the home page, a diagram page, a drill page and
 # a notebook page: each must score at least 95 for performance and accessibility

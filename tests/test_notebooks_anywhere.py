@@ -80,7 +80,7 @@ def cached_reader_venv():
         work = Path(tempfile.mkdtemp(dir=cache, prefix="building-"))
         try:
             subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
-            subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
+            subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile",
                             "-c", str(ROOT / "constraints.txt"), *pins],
                            check=True, timeout=1200, env=clean_env(), cwd=work)
             (work / "venv" / "complete").write_text("\n".join(pins) + "\n", encoding="utf-8")

@@ -40,13 +40,17 @@
     return loading;
   }
 
+  // Every formula measured first, then marked: a change made between two measurements would
+  // make the browser lay the whole page out again for the next one.
   function measure() {
-    document.querySelectorAll("div.arithmatex").forEach(function (el) {
-      if (!el.querySelector(".katex")) return; // not typeset (yet, or it failed)
-      var wide = el.scrollWidth > el.clientWidth + 1;
-      if (wide) el.setAttribute("tabindex", "0");
+    var typeset = Array.from(document.querySelectorAll("div.arithmatex")).filter(function (el) {
+      return el.querySelector(".katex"); // not typeset (yet, or it failed): left alone
+    });
+    var wide = typeset.map(function (el) { return el.scrollWidth > el.clientWidth + 1; });
+    typeset.forEach(function (el, i) {
+      if (wide[i]) el.setAttribute("tabindex", "0");
       else el.removeAttribute("tabindex");
-      el.setAttribute("data-overflow", wide ? "yes" : "no");
+      el.setAttribute("data-overflow", wide[i] ? "yes" : "no");
     });
   }
 

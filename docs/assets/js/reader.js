@@ -12,9 +12,12 @@
     ".jupyter-wrapper .jp-OutputArea-output table",
   ].join(",");
 
+  function scrolls(el) {
+    return el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+  }
+
   function reachable(el) {
-    var scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
-    if (!scrolls || el.hasAttribute("tabindex") || el.querySelector("a, button, input, [tabindex]")) return;
+    if (el.hasAttribute("tabindex") || el.querySelector("a, button, input, [tabindex]")) return;
     el.setAttribute("tabindex", "0");
     if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") {
       el.setAttribute("role", "region");
@@ -22,8 +25,10 @@
     }
   }
 
+  // Every region measured first, then the wide ones changed: a change made between two
+  // measurements would make the browser lay the whole page out again for the next one.
   function all() {
-    document.querySelectorAll(SCROLLERS).forEach(reachable);
+    Array.from(document.querySelectorAll(SCROLLERS)).filter(scrolls).forEach(reachable);
   }
 
   document$.subscribe(function () {
