@@ -5,7 +5,7 @@
 # (requirements-serve.txt) into .venv-serve, or uses .venv when that is set up and current.
 # Every other target sets up .venv, the book's whole pinned stack (torch 2.13.0, the test tools),
 # which needs Python 3.11. Set-up is skipped when the venv is up to date with its pin files.
-# pip installs with --no-compile: a module is compiled when it is first imported, so the
+# pip installs with: a module is compiled when it is first imported, so the
 # thousands of files of torch that nothing imports cost no compile time.
 # PYTHON=/path/to/python picks the interpreter; by default `make serve` takes the newest
 # python3.13 ... python3.10 on PATH that runs (a pyenv shim of a version not selected does not)
@@ -28,7 +28,7 @@ export NO_MKDOCS_2_WARNING := 1
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
 	test -x $(BIN)/python || $(BOOK_PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-compile -c constraints.txt -e '.[book]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[book]'
 	touch $(STAMP)
 
 # The book's venv alone (every target below that needs it sets it up first).
@@ -47,7 +47,7 @@ serve-venv:
 	  if [ "$$(cat $(SERVE_VENV)/.installed 2>/dev/null)" != "$$want" ]; then \
 	    echo "setting up $(SERVE_VENV) (the site stack on $$($(SERVE_PYTHON) -V))"; \
 	    rm -rf $(SERVE_VENV) && $(SERVE_PYTHON) -m venv $(SERVE_VENV) && \
-	    $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -r requirements-serve.txt && \
+	    $(SERVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-serve.txt && \
 	    printf '%s\n' "$$want" > $(SERVE_VENV)/.installed || exit 1; \
 	  fi; \
 	fi

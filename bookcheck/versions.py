@@ -147,7 +147,7 @@ def venv_for(version: str) -> Path:
 
     book = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]["book"]
     deps = [d for d in book if not d.lower().startswith("torch==")]
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "-c", str(constraints), f"torch=={version}", *deps], check=True)
     # the book itself, as in .venv (a page reads its installed metadata); its deps are above
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",

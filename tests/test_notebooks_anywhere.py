@@ -11,8 +11,12 @@ the message that says what to run.
 
 The site built here has the book's mkdocs.yml, hooks and theme, and the generated notebooks as
 its only pages (tests/test_site.py builds the whole book; here the reader's copy is what is
-tested, and building 60 pages would add minutes). The venv is cached outside the repository, keyed on the Python version and the pins,
-and each run works on a hard-linked copy of it, so the cache is never modified.
+tested, and building 60 pages would add minutes). The venv is cached outside the repository,
+keyed on the Python version and the pins, and each run works on a hard-linked copy of it, so
+the cache is never modified.
+
+All of this runs in one thread started with the session (start_early), niced; the tests read
+what it found, late in the session.
 """
 
 import contextlib
@@ -80,7 +84,7 @@ def cached_reader_venv():
         work = Path(tempfile.mkdtemp(dir=cache, prefix="building-"))
         try:
             subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
-            subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile",
+            subprocess.run([str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--quiet",
                             "-c", str(ROOT / "constraints.txt"), *pins],
                            check=True, timeout=1200, env=clean_env(), cwd=work)
             (work / "venv" / "complete").write_text("\n".join(pins) + "\n", encoding="utf-8")
