@@ -22,11 +22,11 @@ A chain that kills its worker (a crash in C code, ``os._exit``) fails, saying so
 chain gets a new worker. A block that itself checks a page (``bookcheck.check.check_page``, on
 the page about verification) runs that page's chains in its own process, in place.
 
-Work that a session starts early for tests that come later (the site's build and browser pass,
-the notebooks' executions, builds on other Pythons, set-ups of venvs) runs at a lower priority
-(``background``, ``lower_this_thread``): on two cores it fills the time that the test running
-now leaves idle, instead of slowing that test, and the tests run one after another. The block
-workers run at the test process's priority.
+Work that a session starts early for tests that come later (the notebooks' executions, builds
+on other Pythons, set-ups of venvs) runs at a lower priority (``lower_this_thread``): on two
+cores it fills the time that the test running now leaves idle, instead of slowing that test.
+The block workers run at the test process's priority, and so does the site's build and browser
+pass (tests/site_check.py: a chain of jobs that the session's last tests wait for).
 """
 
 from __future__ import annotations
@@ -44,11 +44,6 @@ _LOCK = threading.Lock()
 
 
 BACKGROUND_NICE = 10
-
-
-def background(command: list[str]) -> list[str]:
-    """``command`` to be run at the background priority (POSIX nice(1))."""
-    return ["nice", "-n", str(BACKGROUND_NICE), *command]
 
 
 def lower_this_thread() -> None:

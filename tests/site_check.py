@@ -50,7 +50,6 @@ CHROMIUM_FLAGS = [
 ]
 
 
-from bookcheck import worker  # noqa: E402
 from bookcheck.results import chromium  # noqa: E402 - the one place that finds the browser
 
 
@@ -93,8 +92,10 @@ class Background:
     The process builds the book, then the fixture site, then opens every page of the book
     (inspect_site with site_a11y.page_checks); it writes each result to WORKDIR/<job>.json and
     prints the job's name when it is done. ``build(name)`` and ``site_pass()`` wait for a job
-    by reading those lines (no polling, no timer). It runs at the background priority
-    (bookcheck.worker.background), below the tests that run meanwhile."""
+    by reading those lines (no polling, no timer). It runs at the tests' priority, unlike the
+    other work started early (bookcheck.worker): its jobs run one after another for minutes, and
+    the site's tests, last in the session, wait for the last of them (chromium also sets its own
+    processes' priorities)."""
 
     JOBS = ("book", "broken-site")
 
@@ -112,8 +113,7 @@ class Background:
         if self.proc is None:
             self.log = open(self.workdir / "background.log", "w+", encoding="utf-8")  # noqa: SIM115
             command = [sys.executable, __file__, "background", str(self.workdir)] + ([] if browser_pass else ["--build-only"])
-            self.proc = subprocess.Popen(worker.background(command), stdout=subprocess.PIPE, stderr=self.log,
-                                         text=True, cwd=ROOT)
+            self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
 
     def _wait(self, job: str) -> dict:
         self.start()
