@@ -154,7 +154,9 @@ def main(argv=None) -> int:
     except RuntimeError as exc:  # no browser, no built site: say what to do
         print(f"the book's PDF cannot be made: {exc}", file=sys.stderr)
         return 1
-    pages = len(page_texts(out))
+    import pypdfium2
+
+    pages = len(pypdfium2.PdfDocument(str(out)))
     print(f"{out}: {pages} pages, {out.stat().st_size / 1e6:.1f} MB in {made.seconds:.0f} s; "
           + ", ".join(f"{k} {v}" for k, v in made.stats.items()))
     return 0

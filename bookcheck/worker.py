@@ -23,7 +23,7 @@ chain gets a new worker. A block that itself checks a page (``bookcheck.check.ch
 the page about verification) runs that page's chains in its own process, in place.
 
 Work that a session starts early for tests that come later (the notebooks' executions, builds
-on other Pythons, set-ups of venvs) runs at a lower priority (``lower_this_thread``): on two
+on other Pythons, set-ups of venvs) runs at a lower priority (``in_background``): on two
 cores it fills the time that the test running now leaves idle, instead of slowing that test.
 The block workers run at the test process's priority, and so does the site's build and browser
 pass (tests/site_check.py: a chain of jobs that the session's last tests wait for).
@@ -46,14 +46,27 @@ _LOCK = threading.Lock()
 BACKGROUND_NICE = 10
 
 
-def lower_this_thread() -> None:
-    """The calling thread, and every process it starts, at the background priority. On Linux a
-    thread has a nice value of its own and a child process inherits its parent thread's; where
-    a thread cannot have one, nothing changes."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-    except (AttributeError, OSError):
-        pass
+def in_background(work, *args, name: str = "early"):
+    """Start ``work(*args)`` in a thread of its own at the background priority, and return its
+    Future (its result, or the exception it raised). On Linux a thread has a nice value of its
+    own and every process it starts inherits it; where a thread cannot have one, the work runs
+    at the usual priority. The thread is a daemon: a session that ends first does not wait."""
+    from concurrent.futures import Future
+
+    future = Future()
+
+    def run():
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+        except (AttributeError, OSError):
+            pass
+        try:
+            future.set_result(work(*args))
+        except BaseException as exc:  # noqa: BLE001 - the Future's reader raises it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return future
 
 
 def _started(kernels: str, start_method: str) -> None:

@@ -28,19 +28,16 @@ def start_early(items=()):
     (the pages plugin calls this): a kernel is a subprocess, so the executions overlap the checks
     that run before these tests. Each test then reads its execution from bookcheck.notebooks'
     cache, or waits on that cache's lock while the thread executes it."""
-    import threading
 
     def run():
-        worker.lower_this_thread()  # the kernels too: below the tests running meanwhile
         for path in NOTEBOOKS:
             try:
                 notebooks.execute(path)
             except Exception:  # noqa: BLE001, S110 - a failed cell is cached and raised again in the
                 pass           # notebook's own test; any other failure, that test meets again itself
 
-    if not _EARLY:
-        _EARLY.append(threading.Thread(target=run, name="notebooks", daemon=True))
-        _EARLY[0].start()
+    if not _EARLY:  # niced, the kernels too: below the tests running meanwhile
+        _EARLY.append(worker.in_background(run, name="notebooks"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])

@@ -299,26 +299,18 @@ def start_early(items=()):
     them after the other checks) and read what it found. Nothing starts when no selected test
     needs it."""
     if not _EARLY and (not items or any("early" in getattr(i, "fixturenames", ()) for i in items)):
-        import threading
-        from concurrent.futures import Future
-
-        stack, future = contextlib.ExitStack(), Future()
+        stack = contextlib.ExitStack()
 
         def work():
-            worker.lower_this_thread()
-            try:
-                folder = Path(tempfile.mkdtemp(prefix="notebooks-anywhere-"))
-                stack.callback(shutil.rmtree, folder, True)
-                found = {"site": built_site(folder, stack)}
-                found["reader"] = reader_copy(folder, stack)
-                found["without"] = run_without_wheel(found["site"], found["reader"], folder / "without")
-                found["runs"] = run_all(found["site"], found["reader"], folder / "runs")
-                future.set_result(found)
-            except BaseException as exc:  # noqa: BLE001 - raised in the tests that need it
-                future.set_exception(exc)
+            folder = Path(tempfile.mkdtemp(prefix="notebooks-anywhere-"))
+            stack.callback(shutil.rmtree, folder, True)
+            found = {"site": built_site(folder, stack)}
+            found["reader"] = reader_copy(folder, stack)
+            found["without"] = run_without_wheel(found["site"], found["reader"], folder / "without")
+            found["runs"] = run_all(found["site"], found["reader"], folder / "runs")
+            return found
 
-        _EARLY.update(stack=stack, future=future)
-        threading.Thread(target=work, name="notebooks-anywhere", daemon=True).start()
+        _EARLY.update(stack=stack, future=worker.in_background(work, name="notebooks-anywhere"))
     return _EARLY
 
 

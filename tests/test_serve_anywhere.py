@@ -156,22 +156,15 @@ def start_early(items=()):
     when the session's tests start, so these runs overlap with the checks before them instead
     of adding their minutes after them."""
     if RUN and not _STARTED:
-        from concurrent.futures import ThreadPoolExecutor
-
         found = {v: interpreter(v) for v in PYTHONS}
         work = Path(tempfile.mkdtemp(prefix="serve-anywhere-"))
 
         def one(version):
-            worker.lower_this_thread()
-            try:
-                folder = work / version
-                folder.mkdir()
-                return serve_once(found[version], folder)
-            except Exception as exc:  # noqa: BLE001 - raised in the test of that version
-                return exc
+            folder = work / version
+            folder.mkdir()
+            return serve_once(found[version], folder)
 
-        pool = ThreadPoolExecutor(len(PYTHONS))
-        _STARTED.update(work=work, pool=pool, runs={v: pool.submit(one, v) for v in PYTHONS if found[v]})
+        _STARTED.update(work=work, runs={v: worker.in_background(one, v, name=f"serve-{v}") for v in PYTHONS if found[v]})
     return _STARTED
 
 
@@ -180,9 +173,9 @@ def served():
     """{version: result or exception}, of the runs start_early started (or starts now)."""
     started = start_early()
     try:
-        yield {v: (started["runs"][v].result() if v in started["runs"] else None) for v in PYTHONS}
+        yield {v: (started["runs"][v].exception() or started["runs"][v].result() if v in started["runs"] else None)
+               for v in PYTHONS}
     finally:
-        started["pool"].shutdown()
         shutil.rmtree(started["work"], ignore_errors=True)
 
 
