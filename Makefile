@@ -60,7 +60,8 @@ serve: serve-venv
 	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
 
 # The notebooks: generated (bookcheck/notebook_gen.py), executed, their outputs stored in
-# docs/notebooks/*.ipynb (tests/test_notebook_outputs.py fails when they are not current).
+# docs/notebooks/*.ipynb (tests/test_notebooks_anywhere.py and test_notebook_outputs.py fail
+# when they are not current).
 notebooks: $(STAMP)
 	$(BIN)/python -m bookcheck.notebook_gen
 	$(BIN)/python -m bookcheck.notebooks

@@ -4,9 +4,9 @@
 into ``docs/notebooks/``, without outputs (execution_count null, outputs []); then
 ``python -m bookcheck.notebooks`` executes them and stores their outputs (``make notebooks`` runs
 both). ``tests/test_exercises.py`` fails if a committed notebook, its outputs aside, differs from
-what this module builds, ``tests/test_notebook_outputs.py`` if its stored outputs are not current,
-and ``tests/test_notebooks_anywhere.py`` runs each one, downloaded from the built site, in a
-fresh environment outside the repository.
+what this module builds, and ``tests/test_notebooks_anywhere.py`` runs each one, downloaded from
+the built site, in a fresh environment outside the repository, and fails if its stored outputs
+are not what that run prints.
 
 To add a notebook:
 

@@ -1,13 +1,17 @@
 """The notebooks of docs/notebooks/: executed with their outputs stored in the repository, and
-executed again once per content key to prove those outputs current.
+executed again to prove those outputs current.
 
 The site shows each notebook as committed: mkdocs-jupyter does not execute them
 (``execute: false`` in mkdocs.yml), so serving the book needs no torch. The outputs are written by
 
     python -m bookcheck.notebooks [NOTEBOOK ...]   execute, store the outputs (default: every one)
 
-(``make notebooks`` runs the generator first). ``stale(path)`` is what the tests check: the
-stored outputs against a fresh execution, execution counts, timings and memory addresses aside.
+(``make notebooks`` runs the generator first). ``differences(stored, executed)`` is what the
+tests check: the stored outputs against those of a fresh execution, execution counts, timings
+and memory addresses aside. Each notebook is executed once per test run: a generated one
+(bookcheck.notebook_gen) as a reader runs it, downloaded from the built site into a venv of its
+own (tests/test_notebooks_anywhere.py); any other with ``stale(path)``, which executes it here
+(tests/test_notebook_outputs.py). Tests of what a notebook prints read its stored outputs.
 
 An execution is cached per content key. The key is the notebook's sources (not its stored
 outputs), the data files in its folder, every file under
@@ -221,24 +225,28 @@ def outputs(nb) -> list:
     return [plain(merged(c.outputs)) for c in nb.cells if c.cell_type == "code"]
 
 
-def stale(path: Path) -> list[str]:
-    """How the outputs stored in the notebook at ``path`` differ from a fresh execution of it
-    (empty: they are current). Raises CellExecutionError when a cell fails."""
+def differences(stored, executed) -> list[str]:
+    """How the outputs stored in notebook ``stored`` differ from those of ``executed``, an
+    execution of the same cells (empty: they are current), one text per code cell that differs."""
     import difflib
 
-    import nbformat
-
-    stored = nbformat.read(Path(path), as_version=4)
-    fresh = execute(Path(path))
     problems = []
     code = [c for c in stored.cells if c.cell_type == "code"]
-    for i, (cell, mine, theirs) in enumerate(zip(code, outputs(stored), outputs(fresh), strict=True)):
+    for i, (cell, mine, theirs) in enumerate(zip(code, outputs(stored), outputs(executed), strict=True)):
         if mine != theirs:
             diff = difflib.unified_diff(json.dumps(mine, indent=1).splitlines(), json.dumps(theirs, indent=1).splitlines(),
                                         "stored", "executed", lineterm="", n=1)
             first = cell.source.splitlines()[0] if cell.source else ""
             problems.append(f"code cell {i + 1} ({first!r}):\n" + "\n".join(diff))
     return problems
+
+
+def stale(path: Path) -> list[str]:
+    """How the outputs stored in the notebook at ``path`` differ from a fresh execution of it
+    (empty: they are current). Raises CellExecutionError when a cell fails."""
+    import nbformat
+
+    return differences(nbformat.read(Path(path), as_version=4), execute(Path(path)))
 
 
 def store(path: Path) -> bool:

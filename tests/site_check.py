@@ -73,7 +73,7 @@ def _build_command(dest: Path, config: Path):
 
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     """``mkdocs build --strict`` into ``dest``. Notebooks are shown with their stored outputs
-    (not executed; tests/test_notebook_outputs.py proves those current). The wheel of
+    (not executed; test_notebooks_anywhere.py proves those current). The wheel of
     `snippets` is made first when it is not current (bookcheck.wheel, as `make build` does)."""
     from bookcheck import wheel
 

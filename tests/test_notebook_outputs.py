@@ -1,11 +1,13 @@
 """The notebooks' stored outputs are current.
 
 The site shows each notebook of docs/notebooks/ as committed, outputs included (mkdocs-jupyter
-does not execute them, so serving the book needs no torch). Here each one is executed afresh
-(bookcheck.notebooks: once per content key, the execution shared with the other notebook tests;
-started with the session, start_early)
-and every code cell's outputs must equal the stored ones, execution counts, timings and memory
-addresses aside. `make notebooks` writes them.
+does not execute them, so serving the book needs no torch), and every code cell's outputs must
+equal those of a fresh execution, execution counts, timings and memory addresses aside. `make
+notebooks` writes them. Each notebook is executed once per run: the generated ones
+(bookcheck.notebook_gen.BUILDERS) as a reader runs them, downloaded from the built site
+(tests/test_notebooks_anywhere.py compares their outputs); the others here (bookcheck.notebooks,
+started with the session: start_early). Here too: how a difference is reported and what is not
+an output.
 """
 
 import json
@@ -16,15 +18,16 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from bookcheck import ROOT, notebooks, worker
+from bookcheck import ROOT, notebook_gen, notebooks, worker
 
-NOTEBOOKS = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
+ALL = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = [p for p in ALL if p.stem not in notebook_gen.BUILDERS]  # the others run as a reader runs them
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
 _EARLY: list = []
 
 
 def start_early(items=()):
-    """Execute every notebook, one at a time, in a thread started when the session's tests start
+    """Execute each notebook of NOTEBOOKS, one at a time, in a thread started when the session's tests start
     (the pages plugin calls this): a kernel is a subprocess, so the executions overlap the checks
     that run before these tests. Each test then reads its execution from bookcheck.notebooks'
     cache, or waits on that cache's lock while the thread executes it."""
@@ -56,8 +59,13 @@ def test_a_run_that_reuses_nothing_executes_every_notebook_afresh(pytestconfig):
     assert folder != notebooks.CACHE and ROOT not in folder.resolve().parents, folder
 
 
+def test_each_notebook_is_executed_here_or_as_a_reader_runs_it():
+    # every generated notebook is in docs/notebooks/, so the reader's runs compare all of them
+    assert sorted(notebook_gen.BUILDERS) == sorted(p.stem for p in ALL if p not in NOTEBOOKS)
+
+
 def test_every_code_cell_is_stored_executed():
-    for path in NOTEBOOKS:
+    for path in ALL:
         nb = nbformat.read(path, as_version=4)
         assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), path.name
 

@@ -6,8 +6,9 @@ writes the wheel's address into each downloadable notebook. A fresh venv holds o
 and what executing a notebook needs (ipykernel, nbclient), at the book's pinned versions. Each
 notebook is downloaded over HTTP and executed with nbclient from that venv, in a temporary
 folder, with no repository on the path: its set-up cell must install the wheel from the site
-and every cell must pass. With the wheel missing from the site, the set-up cell must stop with
-the message that says what to run.
+and every cell must pass, printing the outputs the page shows (the only execution of these
+notebooks in a run: tests/test_notebook_outputs.py). With the wheel missing from the site, the
+set-up cell must stop with the message that says what to run.
 
 The site built here has the book's mkdocs.yml, hooks and theme, and the generated notebooks as
 its only pages (tests/test_site.py builds the whole book; here the reader's copy is what is
@@ -38,6 +39,7 @@ import pytest
 import yaml
 
 from bookcheck import notebook_gen as notebooks
+from bookcheck import notebooks as stored
 from bookcheck import wheel as snippets_wheel
 from bookcheck import worker
 
@@ -383,6 +385,26 @@ def test_a_downloaded_notebook_runs(runs, name):
     setup_output = "".join(o.get("text", "") for o in cells[0].outputs)
     assert setup_output.startswith("torch 2.13.0")
     assert "verified on torch" not in setup_output  # the venv has the book's torch: no warning
+
+
+@pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
+def test_a_downloaded_notebook_prints_the_outputs_the_page_shows(runs, name):
+    """The one execution per run of a generated notebook is this one: the outputs stored in
+    docs/notebooks/ (what the site shows) must be what it printed."""
+    _, nb, _ = runs[0][name]
+    committed = nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    problems = stored.differences(committed, nb)
+    assert problems == [], f"{name}.ipynb: stored outputs are not current (run make notebooks):\n" + "\n".join(problems)
+
+
+def test_a_stored_output_that_differs_from_the_readers_run_is_reported(runs):
+    name = min(runs[0])
+    _, nb, _ = runs[0][name]
+    committed = nbformat.read(notebooks.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    code[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="not what it prints\n")]
+    [problem] = stored.differences(committed, nb)
+    assert problem.startswith(f"code cell {len(code)} (") and "not what it prints" in problem
 
 
 # ------------------------------------------------------------------ the build hook, on its own
