@@ -8,7 +8,7 @@
 //   (IntersectionObserver; all at once before printing), so a page's first load fetches no
 //   mermaid unless a diagram is on its first screen (the <script> mermaid2 adds to a page with
 //   diagrams is this file again, which returns at once), and math, which does not wait for
-//   it, is typeset at once;
+//   it, is typeset meanwhile;
 // - then imports the vendored ES module build from this site (once; it loads the code of each
 //   diagram type when a diagram of that type is drawn) and asks it for the SVG;
 // - gives the SVG a minimum width at which its smallest label is at least 11 CSS px: on a

@@ -1,6 +1,6 @@
 // Typesets the math that pymdownx.arithmatex (generic mode) wraps in .arithmatex elements,
 // with the vendored KaTeX, on the first page and after every instant navigation (Material's
-// document$). KaTeX (about 300 KB) is loaded only when a page has math. A formula KaTeX
+// document$), a few formulas at a time (see below). KaTeX (about 300 KB) is loaded only when a page has math. A formula KaTeX
 // cannot parse stays untypeset and logs an error, which the browser test of the site rejects.
 //
 // A display formula wider than its column scrolls, so it must be reachable by keyboard. Its
@@ -71,20 +71,65 @@
     timer = setTimeout(measure, 100);
   });
 
+  // Typesetting a long page's formulas at once would hold the page still for as long as it
+  // takes (half a second on a slow phone): they are typeset a slice of a few milliseconds at a
+  // time, the ones on or near the first screen first, with the page free to respond between
+  // slices; all that remain at once before printing.
+  var SLICE_MS = 8;
+  var page = 0;
+  var pending = [];
+
+  function typeset(el) {
+    renderMathInElement(el, {
+      delimiters: [
+        { left: "\\(", right: "\\)", display: false },
+        { left: "\\[", right: "\\]", display: true },
+      ],
+      throwOnError: false,
+    });
+  }
+
+  function typesetAll(which) {
+    if (which !== page) return;
+    while (pending.length) typeset(pending.shift());
+    measureWhenFontsLoaded();
+  }
+
+  function slice(which) {
+    if (which !== page || !pending.length) return;
+    var start = performance.now();
+    while (pending.length && performance.now() - start < SLICE_MS) typeset(pending.shift());
+    if (pending.length) setTimeout(slice, 0, which);
+    else measureWhenFontsLoaded();
+  }
+
+  // The formulas within half a screen of the viewport first: an IntersectionObserver's first
+  // report, which the browser makes without an extra layout.
+  function nearFirst(formulas) {
+    return new Promise(function (resolve) {
+      if (!("IntersectionObserver" in window)) return resolve(formulas);
+      var observer = new IntersectionObserver(function (entries) {
+        observer.disconnect();
+        var near = new Set(entries.filter(function (e) { return e.isIntersecting; })
+          .map(function (e) { return e.target; }));
+        resolve(formulas.filter(function (el) { return near.has(el); })
+          .concat(formulas.filter(function (el) { return !near.has(el); })));
+      }, { rootMargin: "50% 0px" });
+      formulas.forEach(function (el) { observer.observe(el); });
+    });
+  }
+
+  window.addEventListener("beforeprint", function () { typesetAll(page); });
+
   document$.subscribe(function () {
-    var formulas = document.querySelectorAll(".arithmatex");
+    var which = ++page;
+    pending = [];
+    var formulas = Array.from(document.querySelectorAll(".arithmatex"));
     if (!formulas.length) return;
-    loadKatex().then(function () {
-      formulas.forEach(function (el) {
-        renderMathInElement(el, {
-          delimiters: [
-            { left: "\\(", right: "\\)", display: false },
-            { left: "\\[", right: "\\]", display: true },
-          ],
-          throwOnError: false,
-        });
-      });
-      measureWhenFontsLoaded();
+    Promise.all([loadKatex(), nearFirst(formulas)]).then(function (done) {
+      if (which !== page) return;
+      pending = done[1];
+      slice(which);
     });
   });
 })();
