@@ -5,8 +5,6 @@
 # (requirements-serve.txt) into .venv-serve, or uses .venv when that is set up and current.
 # Every other target sets up .venv, the book's whole pinned stack (torch 2.13.0, the test tools),
 # which needs Python 3.11. Set-up is skipped when the venv is up to date with its pin files.
-# pip installs with: a module is compiled when it is first imported, so the
-# thousands of files of torch that nothing imports cost no compile time.
 # PYTHON=/path/to/python picks the interpreter; by default `make serve` takes the newest
 # python3.13 ... python3.10 on PATH that runs (a pyenv shim of a version not selected does not)
 # and the other targets python3.11.

@@ -256,8 +256,9 @@ class Load:
 
 # Runs in every page before its own scripts: counts mermaid renders started and in flight,
 # through whichever object is `window.mermaid` (the site's stand-in, then the real library),
-# and the elements KaTeX's auto-render has been run on, so that "every diagram has been
-# drawn or has failed, every formula typeset or failed" can be waited for exactly.
+# and the elements KaTeX's auto-render has been run on (window.__typesetOrder: those elements,
+# in the order it was run on them), so that "every diagram has been drawn or has failed, every
+# formula typeset or failed" can be waited for exactly.
 TRACK_RENDERS = r"""(() => {
   let current;
   window.__renders = {started: 0, pending: 0};
@@ -277,14 +278,16 @@ TRACK_RENDERS = r"""(() => {
       current = value;
     },
   });
-  // the same for KaTeX's auto-render: how many elements it has been run on
+  // the same for KaTeX's auto-render: how many elements it has been run on, and which, in order
   let typeset;
   window.__typeset = 0;
+  window.__typesetOrder = [];
   Object.defineProperty(window, "renderMathInElement", {
     configurable: true,
     get() { return typeset; },
     set(value) {
-      typeset = typeof value !== "function" ? value : function () {
+      typeset = typeof value !== "function" ? value : function (el) {
+        window.__typesetOrder.push(el);
         try { return value.apply(this, arguments); } finally { window.__typeset++; }
       };
     },

@@ -6,9 +6,9 @@ writes the wheel's address into each downloadable notebook. A fresh venv holds o
 and what executing a notebook needs (ipykernel, nbclient), at the book's pinned versions. Each
 notebook is downloaded over HTTP and executed with nbclient from that venv, in a temporary
 folder, with no repository on the path: its set-up cell must install the wheel from the site
-and every cell must pass, printing the outputs the page shows (the only execution of these
-notebooks in a run: tests/test_notebook_outputs.py). With the wheel missing from the site, the
-set-up cell must stop with the message that says what to run.
+and every cell must pass, printing the outputs the page shows (this is these notebooks' only
+execution in a run; tests/test_notebook_outputs.py executes the others). With the wheel missing
+from the site, the set-up cell must stop with the message that says what to run.
 
 The site built here has the book's mkdocs.yml, hooks and theme, and the generated notebooks as
 its only pages (tests/test_site.py builds the whole book; here the reader's copy is what is

@@ -445,22 +445,6 @@ def test_math_does_not_wait_for_diagrams(served, browser):
     assert not any("/vendor/mermaid/" in u for u in fetched), "mermaid was fetched before the math was typeset"
 
 
-ORDER = r"""(() => {
-  window.__order = [];
-  let typeset;
-  Object.defineProperty(window, "renderMathInElement", {
-    configurable: true,
-    get() { return typeset; },
-    set(value) {
-      typeset = function (el) {
-        window.__order.push(Array.from(document.querySelectorAll(".arithmatex")).indexOf(el));
-        return value.apply(this, arguments);
-      };
-    },
-  });
-})();"""
-
-
 def test_the_formulas_a_reader_lands_on_are_typeset_first(served, browser):
     """A page's formulas are typeset a few at a time (math.js), those on or near the screen
     first: opened at a section near its end, the chain-rule page (93 formulas) typesets the
@@ -469,13 +453,14 @@ def test_the_formulas_a_reader_lands_on_are_typeset_first(served, browser):
     def load(b):
         context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
         page = context.new_page()
-        page.add_init_script(ORDER)
+        page.add_init_script(site_check.TRACK_RENDERS)
         page.goto(served + "part1/chain-rule/#the-sources-chain-traced", wait_until="load")
         page.wait_for_function("() => document.querySelectorAll('.arithmatex').length"
                                " === document.querySelectorAll('.arithmatex .katex').length", timeout=120000)
-        seen = page.evaluate("""() => ({order: window.__order, visible: Array.from(document.querySelectorAll('.arithmatex'))
-            .map((el, i) => [i, el.getBoundingClientRect()]).filter(([, r]) => r.bottom > 0 && r.top < innerHeight)
-            .map(([i]) => i)})""")
+        seen = page.evaluate("""() => { const all = Array.from(document.querySelectorAll('.arithmatex'));
+            return {order: window.__typesetOrder.map((el) => all.indexOf(el)), visible: all
+              .map((el, i) => [i, el.getBoundingClientRect()]).filter(([, r]) => r.bottom > 0 && r.top < innerHeight)
+              .map(([i]) => i)}; }""")
         context.close()
         return seen
 
