@@ -27,12 +27,17 @@ on other Pythons, set-ups of venvs) runs at a lower priority (``in_background``)
 cores it fills the time that the test running now leaves idle, instead of slowing that test.
 The block workers run at the test process's priority, and so does the site's build and browser
 pass (tests/site_check.py: a chain of jobs that the session's last tests wait for).
+
+Every process the test process starts with subprocess is given its environment (``env=``, a
+copy of os.environ): ``give_processes_their_environment``, below.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
+import subprocess
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -67,6 +72,45 @@ def in_background(work, *args, name: str = "early"):
 
     threading.Thread(target=run, name=name, daemon=True).start()
     return future
+
+
+def environment() -> dict[str, str]:
+    """A copy of os.environ, whole although another thread may be changing it meanwhile."""
+    while True:
+        try:
+            return dict(os.environ)
+        except (KeyError, RuntimeError):  # a variable removed, or added, while it was copied
+            continue
+
+
+def give_processes_their_environment() -> None:
+    """From now on a process started with subprocess (Popen, run, asyncio's subprocesses) without
+    ``env=`` gets ``env=environment()``: its environment is handed to exec, not read by exec from
+    the C library's environment block.
+
+    The test process starts processes from threads (in_background, the browser's thread, the
+    notebooks' pools) while its main thread changes os.environ: pytest sets and removes
+    PYTEST_CURRENT_TEST at every phase of every test, and tests set variables. On Linux,
+    subprocess starts a process with vfork(), which shares the parent's memory until exec; a
+    process started without ``env=`` has exec read the block that another thread may just have
+    moved (a variable added can reallocate it), and exec fails with EFAULT: "OSError: [Errno 14]
+    Bad address", once in a CI run, where serve-anywhere started python3.13. With variables
+    added and removed in a loop by one thread, 2,889 of 3,000 such starts failed here, and none
+    of 3,000 given ``env=``. The pages plugin calls this when a session starts. The block workers
+    (multiprocessing's spawn, which has no ``env=``) are started by the tests' own thread, the
+    one that changes os.environ, so never during a change."""
+    init = subprocess.Popen.__init__
+    if getattr(init, "gives_environment", False):
+        return
+
+    @functools.wraps(init)
+    def __init__(self, args, *positional, **keywords):
+        if len(positional) < 10 and keywords.get("env") is None:  # env is the 10th after args
+            keywords["env"] = environment()
+        init(self, args, *positional, **keywords)
+
+    __init__.gives_environment = True
+    subprocess.Popen.__init__ = __init__
 
 
 def _started(kernels: str, start_method: str) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookcheck import DOCS, HarnessError, markers, results
+from bookcheck import DOCS, HarnessError, markers, results, worker
 from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
 
@@ -38,6 +38,8 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     for line in markers.pytest_marker_lines():
         config.addinivalue_line("markers", line)
+    # Work runs in threads while pytest changes os.environ: processes get theirs as a copy.
+    worker.give_processes_their_environment()
 
 
 def pytest_collect_file(file_path, parent):
