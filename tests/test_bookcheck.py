@@ -224,53 +224,6 @@ def test_a_process_started_here_is_given_os_environ_not_the_c_environment_block(
     assert out.stdout == "None\n", out.stdout + out.stderr
 
 
-def test_processes_start_while_another_thread_changes_the_environment():
-    """The session starts processes from threads while pytest changes os.environ. Under that
-    churn a start without env= fails here with EFAULT on Linux (vfork: exec reads a block another
-    thread moved); every start through subprocess now succeeds."""
-    import os
-    import platform
-    import threading
-
-    stop = threading.Event()
-
-    def churn():
-        i = 0
-        while not stop.is_set():
-            names = [f"BOOK_CHURN_{i}_{k}" for k in range(20)]
-            for name in names:
-                os.environ[name] = "x"
-            for name in names:
-                del os.environ[name]
-            i += 1
-
-    def starts(popen_init, n=60):
-        failed = []
-        for _ in range(n):
-            proc = subprocess.Popen.__new__(subprocess.Popen)
-            try:
-                popen_init(proc, ["true"])
-            except OSError as exc:
-                failed.append(exc.errno)
-            else:
-                proc.wait(timeout=60)
-        return failed
-
-    thread = threading.Thread(target=churn, daemon=True)
-    thread.start()
-    try:
-        vfork = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
-        bare = getattr(subprocess.Popen.__init__, "__wrapped__", subprocess.Popen.__init__)
-        unguarded = starts(bare) if vfork else None
-        guarded = starts(subprocess.Popen.__init__)
-    finally:
-        stop.set()
-        thread.join(timeout=60)
-    assert guarded == [], f"{len(guarded)} of 60 starts failed, errno {set(guarded)}"
-    if unguarded is not None:  # the hazard is real here: the test would fail without the guard
-        assert unguarded, "no start without env= failed under the churn: this test no longer shows the hazard"
-
-
 def test_a_notebook_key_changes_with_everything_its_execution_can_read(tmp_path, monkeypatch):
     pkg = tmp_path / "snippets"
     (pkg / "workshop" / "tasks").mkdir(parents=True)
