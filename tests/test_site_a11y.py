@@ -471,6 +471,58 @@ def test_the_formulas_a_reader_lands_on_are_typeset_first(served, browser):
     assert max(order.index(i) for i in visible) < order.index(0), seen
 
 
+# Every layout shift of a page not caused by the reader, as Lighthouse's cumulative layout shift
+# counts them (it sums the largest burst; this sums them all).
+LAYOUT_SHIFTS = """window.__shifts = [];
+new PerformanceObserver((list) => list.getEntries().forEach((e) => { if (!e.hadRecentInput) window.__shifts.push(e.value); }))
+  .observe({type: "layout-shift", buffered: true});"""
+# The pages whose text moved most while their formulas were typeset, before formulas held their
+# room (a list item or paragraph losing or gaining a line on a phone: 0.11-0.17 each).
+SHIFTING_MATH = ("part6/forward-mode/", "part1/jacobians/", "workshop/normalisation/")
+
+
+def _typeset_math_page(b, url, fail_katex=False):
+    """Open ``url`` on a phone, wait until every formula is typeset (or shows its source) and the
+    fonts are in use; the layout shifts seen, and each formula's mark and computed style."""
+    context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    if fail_katex:
+        context.route("**/vendor/katex/katex.min.js", lambda route: route.fulfill(status=404, body=""))
+    page = context.new_page()
+    page.add_init_script(LAYOUT_SHIFTS)
+    page.goto(url, wait_until="load")
+    page.wait_for_function("() => Array.from(document.querySelectorAll('.arithmatex')).every((el) =>"
+                           " el.querySelector('.katex') || el.getAttribute('data-math') === 'source')"
+                           " && document.fonts.status === 'loaded'", timeout=120000)
+    page.wait_for_timeout(300)  # shifts are reported once the frame that shows them is drawn
+    seen = page.evaluate("""() => ({shifts: window.__shifts, formulas: Array.from(document.querySelectorAll('.arithmatex'))
+        .map((el) => [el.getAttribute('data-math'), getComputedStyle(el).color, getComputedStyle(el).fontSize])})""")
+    context.close()
+    return seen
+
+
+def test_the_text_stays_in_place_while_the_math_is_typeset(served, browser):
+    """A formula waiting for KaTeX holds about the room it will take, its source unseen
+    (book.css, math.js): on the pages whose text moved most, the layout shifts a reader on a
+    phone sees while the page loads and its math is typeset add up to under 0.1 ("good" in
+    Lighthouse's terms) on each."""
+    shifted = {path: round(sum(browser.run(_typeset_math_page, served + path)["shifts"]), 3) for path in SHIFTING_MATH}
+    assert all(total < 0.1 for total in shifted.values()), shifted
+
+
+def test_a_formula_shows_its_source_when_katex_cannot_load(served, browser):
+    """Held room must not hide the math for good: when KaTeX's script cannot be loaded, every
+    formula is marked data-math="source" and its TeX source shows at the text's size; when it
+    can, each is marked data-math="typeset"."""
+    typeset = browser.run(_typeset_math_page, served + SHIFTING_MATH[0])
+    assert {state for state, _, _ in typeset["formulas"]} == {"typeset"}, typeset["formulas"][:5]
+    seen = browser.run(_typeset_math_page, served + SHIFTING_MATH[0], True)
+    states = {state for state, _, _ in seen["formulas"]}
+    assert states == {"source"}, states
+    assert all(color != "rgba(0, 0, 0, 0)" for _, color, _ in seen["formulas"]), seen["formulas"][:5]
+    sizes = {size for _, _, size in seen["formulas"]}
+    assert all(float(size.rstrip("px")) >= 12 for size in sizes), sizes
+
+
 # --------------------------------------------------------------------------------------------
 # The checks bite: fixture pages, built into a site published under a sub-path
 # --------------------------------------------------------------------------------------------

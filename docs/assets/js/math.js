@@ -8,6 +8,11 @@
 // column (a resize, a phone's rotation): it is measured after the stylesheet has loaded and
 // typesetting is done, again whenever a font finishes loading or the window is resized.
 // Each display formula then carries data-overflow="yes" or "no" (tabindex="0" when "yes").
+//
+// Until then a formula holds about the room it will take, its source unseen (assets/css/book.css),
+// so the text around it does not move when it is typeset. Each formula is marked
+// data-math="typeset" once KaTeX has run on it (a formula KaTeX cannot parse shows its error),
+// or data-math="source" when KaTeX could not be loaded or failed on it: its TeX source then shows.
 (function () {
   "use strict";
   var base = new URL("../vendor/katex/", document.currentScript.src).href;
@@ -27,13 +32,22 @@
     return load(el, document.head);
   }
 
+  // KaTeX's two main faces, loaded before the first formula is typeset: a formula typeset in a
+  // fallback font is laid out again when its font arrives, and the text around it moves.
+  function fonts() {
+    if (!document.fonts || !document.fonts.load) return null;
+    return Promise.all(["1em KaTeX_Main", "italic 1em KaTeX_Math"].map(function (font) {
+      return document.fonts.load(font).catch(function () {}); // a font that fails: typeset anyway
+    }));
+  }
+
   function loadKatex() {
     if (!loading) {
       var css = document.createElement("link");
       css.rel = "stylesheet";
       css.href = base + "katex.min.css";
       loading = Promise.all([
-        load(css, document.head),
+        load(css, document.head).then(fonts),
         script("katex.min.js").then(function () { return script("auto-render.min.js"); }),
       ]);
     }
@@ -80,13 +94,19 @@
   var pending = [];
 
   function typeset(el) {
-    renderMathInElement(el, {
-      delimiters: [
-        { left: "\\(", right: "\\)", display: false },
-        { left: "\\[", right: "\\]", display: true },
-      ],
-      throwOnError: false,
-    });
+    try {
+      renderMathInElement(el, {
+        delimiters: [
+          { left: "\\(", right: "\\)", display: false },
+          { left: "\\[", right: "\\]", display: true },
+        ],
+        throwOnError: false,
+      });
+      el.setAttribute("data-math", "typeset");
+    } catch (error) {
+      el.setAttribute("data-math", "source");
+      console.error(error);
+    }
   }
 
   function typesetAll(which) {
@@ -95,10 +115,20 @@
     measureWhenFontsLoaded();
   }
 
+  // The block of text a formula sits in: a slice ends between blocks, never inside one, so the
+  // formulas of a paragraph change its lines together, once.
+  function block(el) {
+    return el.closest("p, li, td, th, dd, dt, h1, h2, h3, h4, h5, h6, figcaption") || el;
+  }
+
   function slice(which) {
     if (which !== page || !pending.length) return;
     var start = performance.now();
-    while (pending.length && performance.now() - start < SLICE_MS) typeset(pending.shift());
+    var last = null;
+    while (pending.length && (performance.now() - start < SLICE_MS || block(pending[0]) === last)) {
+      last = block(pending[0]);
+      typeset(pending.shift());
+    }
     if (pending.length) setTimeout(slice, 0, which);
     else measureWhenFontsLoaded();
   }
@@ -130,6 +160,9 @@
       if (which !== page) return;
       pending = done[1];
       slice(which);
+    }, function (error) {
+      formulas.forEach(function (el) { el.setAttribute("data-math", "source"); });
+      console.error(error);
     });
   });
 })();
