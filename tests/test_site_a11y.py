@@ -481,20 +481,22 @@ new PerformanceObserver((list) => list.getEntries().forEach((e) => { if (!e.hadR
 SHIFTING_MATH = ("part6/forward-mode/", "part1/jacobians/", "workshop/normalisation/")
 
 
-def _typeset_math_page(b, url, fail_katex=False):
-    """Open ``url`` on a phone, wait until every formula is typeset (or shows its source) and the
-    fonts are in use; the layout shifts seen, and each formula's mark and computed style."""
-    context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
-    if fail_katex:
+def _math_on_a_phone(b, url, katex=True, javascript=True):
+    """Open ``url`` at 390 px (KaTeX's script answered 404 unless ``katex``); where JavaScript
+    runs, wait until every formula is typeset (or shows its source) and the fonts are in use.
+    The layout shifts seen, and each formula's mark and computed colour and size."""
+    context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, java_script_enabled=javascript)
+    if not katex:
         context.route("**/vendor/katex/katex.min.js", lambda route: route.fulfill(status=404, body=""))
     page = context.new_page()
     page.add_init_script(LAYOUT_SHIFTS)
     page.goto(url, wait_until="load")
-    page.wait_for_function("() => Array.from(document.querySelectorAll('.arithmatex')).every((el) =>"
-                           " el.querySelector('.katex') || el.getAttribute('data-math') === 'source')"
-                           " && document.fonts.status === 'loaded'", timeout=120000)
-    page.wait_for_timeout(300)  # shifts are reported once the frame that shows them is drawn
-    seen = page.evaluate("""() => ({shifts: window.__shifts, formulas: Array.from(document.querySelectorAll('.arithmatex'))
+    if javascript:
+        page.wait_for_function("() => Array.from(document.querySelectorAll('.arithmatex')).every((el) =>"
+                               " el.querySelector('.katex') || el.getAttribute('data-math') === 'source')"
+                               " && document.fonts.status === 'loaded'", timeout=120000)
+        page.wait_for_timeout(300)  # shifts are reported once the frame that shows them is drawn
+    seen = page.evaluate("""() => ({shifts: window.__shifts || [], formulas: Array.from(document.querySelectorAll('.arithmatex'))
         .map((el) => [el.getAttribute('data-math'), getComputedStyle(el).color, getComputedStyle(el).fontSize])})""")
     context.close()
     return seen
@@ -504,30 +506,22 @@ def test_the_text_stays_in_place_while_the_math_is_typeset(served, browser):
     """A formula waiting for KaTeX holds about the room it will take, its source unseen
     (book.css, math.js): on the pages whose text moved most, the layout shifts a reader on a
     phone sees while the page loads and its math is typeset add up to under 0.1 ("good" in
-    Lighthouse's terms) on each."""
-    shifted = {path: round(sum(browser.run(_typeset_math_page, served + path)["shifts"]), 3) for path in SHIFTING_MATH}
+    Lighthouse's terms) on each; every formula is then marked data-math="typeset"."""
+    seen = {path: browser.run(_math_on_a_phone, served + path) for path in SHIFTING_MATH}
+    shifted = {path: round(sum(s["shifts"]), 3) for path, s in seen.items()}
     assert all(total < 0.1 for total in shifted.values()), shifted
+    for path, s in seen.items():
+        assert {state for state, _, _ in s["formulas"]} == {"typeset"}, (path, s["formulas"][:5])
 
 
 def test_a_formula_shows_its_source_when_katex_cannot_load(served, browser):
     """Held room must not hide the math for good: when KaTeX's script cannot be loaded, every
     formula is marked data-math="source" and its TeX source shows at the text's size, as it does
-    without JavaScript; when KaTeX loads, each is marked data-math="typeset"."""
-
-    def without_javascript(b, url):
-        context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, java_script_enabled=False)
-        page = context.new_page()
-        page.goto(url, wait_until="load")
-        shown = page.evaluate("""() => Array.from(document.querySelectorAll('.arithmatex'))
-            .map((el) => [null, getComputedStyle(el).color, getComputedStyle(el).fontSize])""")
-        context.close()
-        return shown
-
-    typeset = browser.run(_typeset_math_page, served + SHIFTING_MATH[0])
-    assert {state for state, _, _ in typeset["formulas"]} == {"typeset"}, typeset["formulas"][:5]
-    failed = browser.run(_typeset_math_page, served + SHIFTING_MATH[0], True)["formulas"]
+    without JavaScript."""
+    url = served + SHIFTING_MATH[0]
+    failed = browser.run(_math_on_a_phone, url, False)["formulas"]
     assert {state for state, _, _ in failed} == {"source"}, failed[:5]
-    for formulas in (failed, browser.run(without_javascript, served + SHIFTING_MATH[0])):
+    for formulas in (failed, browser.run(_math_on_a_phone, url, True, False)["formulas"]):
         assert formulas and all(color != "rgba(0, 0, 0, 0)" for _, color, _ in formulas), formulas[:5]
         assert all(float(size.rstrip("px")) >= 12 for _, _, size in formulas), formulas[:5]
 
