@@ -495,7 +495,8 @@ def _math_on_a_phone(b, url, katex=True, javascript=True):
         page.wait_for_function("() => Array.from(document.querySelectorAll('.arithmatex')).every((el) =>"
                                " el.querySelector('.katex') || el.getAttribute('data-math') === 'source')"
                                " && document.fonts.status === 'loaded'", timeout=120000)
-        page.wait_for_timeout(300)  # shifts are reported once the frame that shows them is drawn
+        # a shift is reported once the frame that shows it is drawn: two frames and a task later
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(done))))")
     seen = page.evaluate("""() => ({shifts: window.__shifts || [], formulas: Array.from(document.querySelectorAll('.arithmatex'))
         .map((el) => [el.getAttribute('data-math'), getComputedStyle(el).color, getComputedStyle(el).fontSize])})""")
     context.close()
