@@ -200,8 +200,10 @@ def gradient_check():
             "from snippets.exercises import attempt\n"
             "from snippets.exercises.gradient_check import check\n\n"
             "r = starter(seed=0)\n"
-            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.6f}, numeric {r['numeric']:.6f}\")\n"
-            "print(f\"relative error: one weight {r['rel_error']:.1e}, all of W1 {r['layer_rel_error']:.1e}\")\n"
+            "# numeric is shown to one decimal: its float32 digits beyond that are rounding noise,\n"
+            "# and another CPU prints other ones (-0.506639 on one, -0.512600 on another)\n"
+            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.4f}, numeric {r['numeric']:.1f}\")\n"
+            "print(f\"worst relative error over W1 above 1e-4: {r['layer_rel_error'] > 1e-4}\")\n"
             "print(attempt(check, starter))"),
         new_markdown_cell("## Reference solution\n\n" + details(
             "Reference solution (open after you have tried)",
@@ -212,17 +214,23 @@ def gradient_check():
             "from snippets.exercises.gradient_check import solution\n\n"
             "check(solution)  # raises AssertionError if the reference were wrong\n"
             "r = solution(seed=0)\n"
-            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.10f}, numeric {r['numeric']:.10f}\")\n"
-            "print(f\"relative error: one weight {r['rel_error']:.1e}, all of W1 {r['layer_rel_error']:.1e}\")\n"
+            "# the errors are shown as bounds: their digits are rounding noise that depends on the CPU\n"
+            "print(f\"W1{list(r['index'])}: autograd {r['autograd']:.8f}, numeric {r['numeric']:.8f}\")\n"
+            "print(f\"relative error below 1e-9 for one weight: {r['rel_error'] < 1e-9}, \"\n"
+            "      f\"below 1e-7 over all of W1: {r['layer_rel_error'] < 1e-7}\")\n"
             "assert r[\"dtype\"] == torch.float64 and r[\"layer_rel_error\"] < 1e-6"),
         new_markdown_cell(
             "## For the report\n\n"
-            "- In float64 with `h = 1e-6` the one-weight relative error is about `1e-11` and the "
-            "worst over `W1` about `1e-8`: autograd and the difference quotient agree.\n"
+            "- In float64 with `h = 1e-6` the one-weight relative error is below `1e-9` and the "
+            "worst over `W1` below `1e-7`: autograd and the difference quotient agree to eight "
+            "digits.\n"
             "- In float32 with `h = 1e-5` the same comparison is off by `1e-3` to `1`: the "
             "rounding error of a difference quotient is about `1e-7 * |L| / h`, and a gradient "
             "element near 0 has a relative error near 1. No tolerance separates that noise from a "
             "wrong backward.\n"
+            "- Rounding noise is shown as a bound or to the digits that are stable. Its digits depend "
+            "on the CPU and on which kernels its BLAS library picks: the float32 `numeric` above "
+            "is `-0.506639` on one x86-64 CPU and `-0.512600` on another.\n"
             "- Keep test points away from kinks: at `relu`'s 0 the difference quotient gives 0.5 "
             "and autograd 0. `torch.autograd.gradcheck` does the same comparison for every input "
             "and output at once."),
@@ -368,9 +376,9 @@ def accumulation():
             "print(\"two forwards: \", solution_two_passes())\n"
             "print(\"retain_graph: \", solution_two_passes_retained())\n"
             "accumulated, full = solution_micro_batches(k=4)\n"
-            "for name in full:\n"
-            "    print(f\"{name:6} {tuple(full[name].shape)}  max |accumulated - full| = \"\n"
-            "          f\"{(accumulated[name] - full[name]).abs().max().item():.1e}\")"),
+            "for name in full:  # a bound: the differences are float32 rounding noise, 0 or about 1e-7 by CPU\n"
+            "    gap = (accumulated[name] - full[name]).abs().max().item()\n"
+            "    print(f\"{name:6} {tuple(full[name].shape)}  max |accumulated - full| < 1e-6: {gap < 1e-6}\")"),
         new_markdown_cell(
             "## For the report\n\n"
             "- `backward()` adds into `.grad` (`AccumulateGrad` does `+=`), so two passes give "

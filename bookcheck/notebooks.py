@@ -241,6 +241,84 @@ def differences(stored, executed) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------------ the second configuration
+
+
+def shown_text(outputs_of_cell: list) -> str:
+    """What a code cell shows as text, in order: its stdout and the text of its result."""
+    parts = []
+    for o in outputs_of_cell:
+        if o.get("output_type") == "stream" and o.get("name") == "stdout":
+            parts.append(o["text"])
+        elif o.get("output_type") == "execute_result":
+            parts.append(o.get("data", {}).get("text/plain", "") + "\n")
+    return "".join(parts)
+
+
+def displayed(source: str) -> str:
+    """``source`` with its last statement, when that is an expression, printed as a notebook shows
+    it (the repr of a value that is not None): the kernel's display, for a run by ``exec``."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source  # the run reports it
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr) or source.rstrip().endswith(";"):
+        return source
+    last = tree.body[-1]
+    lines = source.splitlines()
+    head = "\n".join(lines[:last.lineno - 1] + [lines[last.lineno - 1][:last.col_offset]])
+    expression = ast.get_source_segment(source, last)
+    return (f"{head}__shown__ = ({expression})\n"
+            "if __shown__ is not None:\n    print(repr(__shown__))\n")
+
+
+def cell_blocks(path: Path) -> list:
+    """The notebook's code cells as one chain of python blocks (bookcheck.page.Block), each
+    with the text its stored outputs show."""
+    import nbformat
+
+    from .page import Block, kind_of
+
+    nb = nbformat.read(Path(path), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    blocks = []
+    for i, (cell, outs) in enumerate(zip(code, outputs(nb), strict=True)):
+        block = Block(Path(path), i + 1, "python", displayed(cell.source), shown_text(outs) or None, cont=i > 0)
+        block.kind = kind_of(block)
+        blocks.append(block)
+    return blocks
+
+
+def second_configuration(path: Path) -> list[str]:
+    """How what the notebook's code cells print under the harness's second configuration (the
+    second seed, on torch's plain kernels and MKL's path for any x86-64 CPU: bookcheck.run.RUNS)
+    differs from the outputs stored in it (empty: it prints the same), one text per cell. Its
+    cells run in order in one namespace, in the block worker of that configuration, as a page's
+    chain of blocks does: a value a cell prints that is rounding noise, which a reader's CPU
+    prints otherwise, fails here as on a page."""
+    import difflib
+
+    from .run import RUNS, SECOND
+    from .worker import run_chain
+
+    blocks = cell_blocks(path)
+    seed, kernels = RUNS[1]
+    results, _ = run_chain(blocks, list(range(len(blocks))), seed, False, kernels)
+    problems = []
+    for block, (shown, error) in zip(blocks, results):
+        where = f"code cell {block.lineno}"
+        if error:
+            problems.append(f"{where} failed on {SECOND}, seed {seed}:\n{error}")
+        elif shown != (block.expected_output or ""):
+            diff = difflib.unified_diff((block.expected_output or "").splitlines(), shown.splitlines(),
+                                        "stored", "second configuration", lineterm="", n=1)
+            problems.append(f"{where} prints something else on {SECOND}, seed {seed}: print a bound, "
+                            "a rounded value or an order of magnitude instead of rounding noise:\n" + "\n".join(diff))
+    return problems
+
+
 def stale(path: Path) -> list[str]:
     """How the outputs stored in the notebook at ``path`` differ from a fresh execution of it
     (empty: they are current). Raises CellExecutionError when a cell fails."""

@@ -213,9 +213,12 @@ def run_recorded(chain: list[Block], seed: int, after=None) -> dict[int, Outcome
 
 
 # The runs of every python block: (seed, kernels). The second seed runs on torch's plain CPU
-# kernels (bookcheck.worker), so one comparison proves both that the block seeds what it draws
-# and that its output does not depend on this CPU's vector width.
+# kernels and MKL's path for any x86-64 CPU (bookcheck.worker.PLAIN_ENVIRONMENT), so one
+# comparison proves both that the block seeds what it draws and that its output depends neither
+# on this CPU's vector width nor on the BLAS kernel MKL picks for it.
 RUNS = ((SEEDS[0], "machine"), (SEEDS[1], "plain"))
+SECOND = ("torch's plain CPU kernels and MKL's path for any x86-64 CPU "
+          "(ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE)")
 
 
 class PageRuns:
@@ -271,15 +274,14 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
         return  # a shell command runs in its own process: the harness's seed does not reach it
     second = runs.outcome(block, SEEDS[1])
     if second.error:
-        raise HarnessError(f"on the second run (seed {SEEDS[1]}, torch's plain CPU kernels):\n{second.error}")
+        raise HarnessError(f"on the second run (seed {SEEDS[1]}, {SECOND}):\n{second.error}")
     if second.shown != first.shown:
         third = runs.outcome(block, SEEDS[1], "machine")  # which of the two differences it is
         if third.error is None and third.shown == first.shown:
             raise HarnessError(
-                f"{block.where}: the block printed something else on torch's plain CPU kernels "
-                "(ATEN_CPU_CAPABILITY=default, no vector instructions) than on this machine's: the output "
-                "depends on the order in which this CPU adds floats, and a reader's CPU is not this one. "
-                "Print fewer digits, a rounded value or a bound:\n"
+                f"{block.where}: the block printed something else on {SECOND} than on this machine's: "
+                "the output depends on the order in which this CPU adds floats, and a reader's CPU is not "
+                "this one. Print fewer digits, a rounded value or a bound:\n"
                 f"this machine:\n{first.shown}plain kernels:\n{second.shown}"
             )
         raise HarnessError(

@@ -11,10 +11,23 @@ output or error message, and for the first seed what each checked diagram's code
 
 There are two workers, one per kind of CPU kernel: ``"machine"``, the kernels torch picks for
 this CPU (as a reader's torch does for theirs), and ``"plain"``, torch's plain C++ kernels
-without vector instructions (``ATEN_CPU_CAPABILITY=default``, set before the worker imports
-torch). The first seed runs on the first, the second seed on the second
-(bookcheck.run.RUNS), so the seed check also proves that an output does not depend on the
-order in which the CPU adds floats, without running any block a third time. One chain runs at
+without vector instructions (``ATEN_CPU_CAPABILITY=default``) and MKL's code path for any x86-64
+CPU (``MKL_CBWR=COMPATIBLE``, MKL's documented conditional numerical reproducibility mode; torch's
+CPU build does float32 and float64 matrix products in MKL), both set before the worker imports
+torch: PLAIN_ENVIRONMENT. The first seed runs on the first, the second seed on the second
+(bookcheck.run.RUNS), so the seed check also proves that an output depends neither on the
+order in which this CPU adds floats nor on the BLAS kernel MKL picks for it, without running
+any block a third time.
+
+Why both: on an Intel Xeon with AVX-512, MKL's AVX-512 matrix product and its path on an AMD
+EPYC with AVX-512 round differently (a float32 central difference of the 02-gradient-check
+notebook printed -0.506639 on the first and -0.512600 on the second). On the EPYC, every
+setting tried (ATEN_CPU_CAPABILITY=default; MKL_CBWR=COMPATIBLE, AVX2 or AVX512, which MKL
+ignores on that CPU but COMPATIBLE; MKL_ENABLE_INSTRUCTIONS=SSE4_2, AVX or AVX2; one thread)
+printed -0.512600, and MKL_VERBOSE showed "CNR:COMPATIBLE" only for COMPATIBLE, so that is
+the setting that moves the Xeon onto the path other CPUs take; torch's own reductions (a sum,
+a mean) change with ATEN_CPU_CAPABILITY (an accumulation difference printed 0.0e+00 on one
+kernel and 2.4e-07 on the other, on both machines). One chain runs at
 a time: two workers at once on two cores took longer than one (each worker's torch uses every
 core already).
 
@@ -113,11 +126,16 @@ def give_processes_their_environment() -> None:
     subprocess.Popen.__init__ = __init__
 
 
+# The second configuration's environment (read once by torch at its first dispatch, and by MKL
+# at its first call): torch's kernels without vector instructions, MKL's path for any x86-64 CPU.
+PLAIN_ENVIRONMENT = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+
+
 def _started(kernels: str, start_method: str) -> None:
     global _IN_WORKER
     _IN_WORKER = kernels
     if kernels == "plain":
-        os.environ["ATEN_CPU_CAPABILITY"] = "default"  # read once, when torch first dispatches
+        os.environ.update(PLAIN_ENVIRONMENT)
     # A spawned interpreter makes spawn its default; a reader's script has the platform's
     # default (a DataLoader with workers pickles nothing under fork, everything under spawn).
     multiprocessing.set_start_method(start_method, force=True)

@@ -125,3 +125,69 @@ def test_a_notebook_whose_cell_raises_fails(tmp_path):
 def test_the_site_does_not_execute_notebooks():
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert "\n      execute: false\n" in text and "\n      allow_errors: false\n" in text
+
+
+# ------------------------------------------------------------------ the second configuration
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_a_notebook_prints_the_same_on_the_second_configuration(path):
+    """Its code, run as a page's chain on the second seed, torch's plain kernels and MKL's path for
+    any x86-64 CPU, prints the stored outputs: nothing it shows is rounding noise of this CPU."""
+    problems = notebooks.second_configuration(path)
+    assert problems == [], f"{path.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+NOISE = """from snippets.exercises.accumulation import solution_micro_batches
+
+accumulated, full = solution_micro_batches(k=4)  # float32: four micro-batches against one full batch
+for name in full:
+    print(f"{name:6} max |accumulated - full| = {(accumulated[name] - full[name]).abs().max().item():.1e}")
+"""
+
+
+def _notebook_printing(tmp_path, source, *, on="machine"):
+    """A notebook of one code cell whose stored output is what the cell prints on ``on``'s
+    kernels with the first seed, as `make notebooks` stores it on this machine."""
+    from bookcheck.page import Block
+    from bookcheck.run import SEEDS
+
+    [(shown, error)], _ = worker.run_chain([Block(tmp_path / "n.ipynb", 1, "python", source, None)], [0],
+                                           SEEDS[0], False, on)
+    assert error is None, error
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=shown)])])
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    return path, shown
+
+
+def test_a_cell_that_prints_float32_rounding_noise_fails_on_this_machine(tmp_path):
+    """The accumulation cell as 04-accumulation printed it before: the difference of two float32
+    sums in another order, digit for digit (8.8e-08 on one CPU, 0.0e+00 on another)."""
+    path, shown = _notebook_printing(tmp_path, NOISE)
+    [problem] = notebooks.second_configuration(path)
+    assert problem.startswith("code cell 1 prints something else on torch's plain CPU kernels"), problem
+    assert all(f"-{line}" in problem for line in shown.splitlines()), problem
+
+
+def test_the_same_cell_printing_a_bound_passes(tmp_path):
+    bound = NOISE.replace('= {(accumulated[name] - full[name]).abs().max().item():.1e}")',
+                          '< 1e-6: {(accumulated[name] - full[name]).abs().max().item() < 1e-6}")')
+    path, shown = _notebook_printing(tmp_path, bound)
+    assert shown == "weight max |accumulated - full| < 1e-6: True\nbias   max |accumulated - full| < 1e-6: True\n"
+    assert notebooks.second_configuration(path) == []
+
+
+def test_a_cell_that_prints_unseeded_random_numbers_fails(tmp_path):
+    path, _ = _notebook_printing(tmp_path, "import torch\nprint(torch.rand(2))\n")
+    [problem] = notebooks.second_configuration(path)
+    assert "prints something else" in problem
+
+
+def test_a_cells_last_expression_is_shown_as_the_kernel_shows_it():
+    assert notebooks.displayed("x = 2\nx * 3") == "x = 2\n__shown__ = (x * 3)\nif __shown__ is not None:\n    print(repr(__shown__))\n"
+    assert notebooks.displayed("x = 2\nx * 3;") == "x = 2\nx * 3;"
+    assert notebooks.displayed("print(1)\nx = 2") == "print(1)\nx = 2"
+    [_, second] = notebooks.cell_blocks(ROOT / "docs" / "notebooks" / "first-notebook.ipynb")
+    assert second.expected_output == "12.0\n" and second.cont
