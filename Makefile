@@ -54,7 +54,6 @@ serve-venv:
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
 # shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
 serve: serve-venv
-	$(SERVE_BIN)/python -m bookcheck.wheel
 	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
 
 # The notebooks: generated (bookcheck/notebook_gen.py), executed, their outputs stored in
@@ -65,7 +64,6 @@ notebooks: $(STAMP)
 	$(BIN)/python -m bookcheck.notebooks
 
 build: $(STAMP)
-	$(BIN)/python -m bookcheck.wheel
 	$(BIN)/mkdocs build --strict
 
 # The whole book as one PDF, site/autograd-book.pdf (the home page links it): the site built

@@ -1,5 +1,5 @@
-"""The book's `snippets` package as a wheel, for the site's downloads/ (a make step, run before
-every build: `make build`, `make serve`, and the test suite's builds call ``ensure``).
+"""The book's `snippets` package as a wheel, for the site's downloads/ (made by the build hook
+before every build, overrides/hooks.py ``on_pre_build``, and by the tests that need it first).
 
 The wheel is written to docs/downloads/ (not committed), which mkdocs copies to the site as it
 copies any file of docs/. It is made with pip's documented command line (``pip wheel``) from a
@@ -23,12 +23,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOWNLOADS = ROOT / "docs" / "downloads"
 KEY_FILE = ".snippets-wheel-key"  # in DOWNLOADS: the key of the sources the wheel was made from
+LOCK_FILE = ".snippets-wheel.lock"  # in DOWNLOADS: one process makes the wheel at a time
 GLOB = "autograd_book_snippets-*-py3-none-any.whl"
 
 
 def sources(root: Path = ROOT) -> list[Path]:
+    """pyproject.toml and every file of snippets/: its modules and its data (error_index.json,
+    which `python -m snippets.explain` reads; pyproject.toml declares it as package data), not
+    Python's caches."""
     return [root / "pyproject.toml"] + sorted(
-        p for p in (root / "snippets").rglob("*.py") if "__pycache__" not in p.parts)
+        p for p in (root / "snippets").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"})
 
 
 def key(root: Path = ROOT) -> str:
@@ -47,10 +52,20 @@ def current(downloads: Path = DOWNLOADS, root: Path = ROOT) -> Path | None:
 
 
 def ensure(downloads: Path = DOWNLOADS, root: Path = ROOT) -> Path:
-    """The current wheel in ``downloads``, made first if it is missing or stale."""
+    """The current wheel in ``downloads``, made first if it is missing or stale (one process at a
+    time: the build hook and the tests' builds may ask together)."""
+    import fcntl
+
     found = current(downloads, root)
     if found:
         return found
+    downloads.mkdir(parents=True, exist_ok=True)
+    with open(downloads / LOCK_FILE, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return current(downloads, root) or _make(downloads, root)
+
+
+def _make(downloads: Path, root: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp, "src")
         for p in sources(root):

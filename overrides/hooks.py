@@ -107,12 +107,27 @@ def on_startup(command, dirty):
         logging.getLogger("mkdocs.commands.build").addFilter(lambda r: "'dirty' build" not in r.getMessage())
 
 
-# 3. The address of the book's `snippets` wheel in the set-up cell of every notebook offered for
-#    download (bookcheck/notebook_gen.py writes the line `WHEEL = None  # ...`; the address is
-#    site_url, i.e. SITE_URL, + downloads/<wheel>). The wheel itself is made before the build by
-#    a make step (python -m bookcheck.wheel: `make build`, `make serve`, the tests' builds) into
-#    docs/downloads/, which mkdocs copies like any file of docs/. Missing or made from other
-#    sources than snippets/ holds now: a warning that says what to run.
+# 3. The book's `snippets` wheel, and its address in the set-up cell of every notebook offered
+#    for download (bookcheck/notebook_gen.py writes the line `WHEEL = None  # ...`; the address is
+#    site_url, i.e. SITE_URL, + downloads/<wheel>). The wheel is made before the build's files are
+#    collected, when it is missing or was made from other sources than snippets/ holds now
+#    (bookcheck.wheel.ensure: `pip wheel`, a few seconds, then nothing until snippets/ changes),
+#    into docs/downloads/, which mkdocs copies like any file of docs/. So a plain `mkdocs build
+#    --strict` or `mkdocs serve` on a fresh clone works as `make build` and `make serve` do.
+#    A wheel that cannot be made (no pip or setuptools in the venv): a warning that says why.
+def on_pre_build(config):
+    import logging
+
+    from bookcheck import wheel as snippets_wheel
+
+    downloads = Path(config.get("docs_dir") or ROOT / "docs") / "downloads"
+    try:
+        snippets_wheel.ensure(downloads)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        logging.getLogger("mkdocs.hooks.book").warning(
+            "the wheel of the snippets package could not be made in %s: %s", downloads, exc)
+
+
 def on_post_build(config):
     import json
     import logging
@@ -127,7 +142,7 @@ def on_post_build(config):
     if made is None:
         logging.getLogger("mkdocs.hooks.book").warning(
             "the wheel of the snippets package in %s is missing or not made from snippets/ as it is now; "
-            "run `python -m bookcheck.wheel` (make build and make serve run it)", downloads)
+            "run `python -m bookcheck.wheel` to see why it cannot be made", downloads)
         return
     if not config["site_url"]:
         return  # no address to write: the notebooks' set-up cell then says how to install by hand

@@ -227,7 +227,9 @@ def test_the_site_ships_the_wheel_of_the_snippets_package_and_only_it(site):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         metadata = z.read(f"autograd_book_snippets-{version}.dist-info/METADATA").decode("utf-8")
-    sources = {str(p.relative_to(ROOT)) for p in (ROOT / "snippets").rglob("*.py") if "__pycache__" not in p.parts}
+    # every file of the package, its data included (the error index `snippets.explain` reads)
+    sources = {str(p.relative_to(ROOT)) for p in snippets_wheel.sources()[1:]}
+    assert "snippets/error_index.json" in sources
     assert {n for n in names if not n.startswith("autograd_book_snippets-")} == sources
     requires = [line.split(": ", 1)[1] for line in metadata.splitlines() if line.startswith("Requires-Dist: ")]
     # what a reader installs: torch and numpy, any version; the book's stack only with [book]
@@ -375,6 +377,64 @@ def test_the_first_notebook_installs_the_wheel_from_the_site(runs, reader):
     assert python.parent.parent in Path(where).parents and ROOT not in Path(where).parents
 
 
+# ------------------------------------------------------------------ the package's commands, from the wheel
+
+# Every `python -m snippets...` command, with arguments that exercise it, the exit status and a
+# part of what it must print. A module of the package that runs as a command (an
+# `if __name__ == "__main__":` or a __main__.py) and is missing here fails the test below.
+COMMANDS = {
+    "snippets.explain": [
+        (["RuntimeError: Trying to backward through the graph a second time"], 0,
+         "shown in The graph"),
+        (["ZeroDivisionError: this message is in no page"], 1, "No page of the book shows this error"),
+    ],
+    "snippets.bench_engine": [(["--sizes", "4", "3", "--repeats", "1", "--batch", "2"], 0, "")],
+    "snippets.func_transforms": [(["--n", "3"], 0, "")],
+    "snippets.exercises.hand_trace": [([], 0, "")],
+    "snippets.exercises.gradient_check": [([], 0, "check(solution): PASS")],
+    "snippets.exercises.broken_graph": [(["--steps", "3"], 0, "")],
+    "snippets.exercises.accumulation": [([], 0, "")],
+    "snippets.workshop": [(["list"], 0, "linear"),
+                          (["check", "linear"], 0, "all checks passed"),
+                          (["check", "linear", "--starter"], 1, "a check failed")],
+}
+
+
+def commands_of_the_package(root: Path) -> set[str]:
+    """The modules under ``root`` (a folder holding the package ``snippets``) that run as commands."""
+    found = set()
+    for path in (root / "snippets").rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__main__":
+            found.add(".".join(parts[:-1]))
+        elif '__name__ == "__main__"' in path.read_text(encoding="utf-8") and parts[-1] != "_cli":
+            found.add(".".join(parts))
+    return found
+
+
+def test_every_command_of_the_package_is_run_from_the_wheel():
+    assert commands_of_the_package(ROOT) == set(COMMANDS)
+
+
+def test_each_command_runs_from_the_installed_wheel_outside_the_repository(runs, reader, tmp_path):
+    """After the notebooks' runs, the reader's venv holds the package as the set-up cell installed
+    it from the site's wheel; each command runs there, in a folder outside the repository, with no
+    repository on the path, and reads only what the wheel installed (its data files included)."""
+    python, home = reader
+    done, where = runs
+    site_packages = Path(where).parent.parent
+    assert commands_of_the_package(site_packages) == set(COMMANDS)
+    failures = []
+    for module, cases in COMMANDS.items():
+        for args, status, part in cases:
+            proc = subprocess.run([str(python), "-m", module, *args], cwd=tmp_path, capture_output=True,
+                                  text=True, timeout=300, env=clean_env(home))
+            if proc.returncode != status or part not in proc.stdout:
+                failures.append(f"python -m {module} {' '.join(args)}: exit {proc.returncode} (want {status}), "
+                                f"want {part!r} in its output:\n{proc.stdout[-1500:]}{proc.stderr[-1500:]}")
+    assert failures == [], "\n\n".join(failures)
+
+
 @pytest.mark.parametrize("name", sorted(notebooks.BUILDERS))
 def test_a_downloaded_notebook_runs(runs, name):
     code, nb, error = runs[0][name]
@@ -462,4 +522,10 @@ def test_a_wheel_is_current_only_for_the_sources_it_was_made_from(tmp_path):
     remade = snippets_wheel.ensure(downloads, root)
     with zipfile.ZipFile(remade) as z:
         assert z.read("snippets/views.py") == b"# changed\n"
-    assert sorted(p.name for p in downloads.iterdir()) == sorted([remade.name, snippets_wheel.KEY_FILE])
+    assert sorted(p.name for p in downloads.iterdir()) == sorted(
+        [remade.name, snippets_wheel.KEY_FILE, snippets_wheel.LOCK_FILE])
+    # the package's data is a source too: a changed error index makes the wheel stale
+    (root / "snippets" / "error_index.json").write_text("[]\n", encoding="utf-8")
+    assert snippets_wheel.current(downloads, root) is None
+    with zipfile.ZipFile(snippets_wheel.ensure(downloads, root)) as z:
+        assert z.read("snippets/error_index.json") == b"[]\n"
