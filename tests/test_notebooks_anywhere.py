@@ -507,6 +507,21 @@ def test_the_hook_warns_when_the_wheel_is_missing(tmp_path, caplog):
     assert warning.name.startswith("mkdocs.") and "python -m bookcheck.wheel" in warning.getMessage()
 
 
+def test_the_build_makes_the_wheel_before_it_collects_the_files(tmp_path, caplog):
+    """A plain `mkdocs build --strict` on a fresh clone (no docs/downloads/): the hook that runs
+    before the build collects docs/ makes the wheel there, without a warning."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_hooks", ROOT / "overrides" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    hooks.on_pre_build({"docs_dir": str(docs)})
+    assert snippets_wheel.current(docs / "downloads") is not None
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
 def test_a_wheel_is_current_only_for_the_sources_it_was_made_from(tmp_path):
     root, downloads = tmp_path / "project", tmp_path / "downloads"
     for p in snippets_wheel.sources():
