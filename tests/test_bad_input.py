@@ -189,6 +189,10 @@ def _cases():
         ("determinism", "deterministic_algorithms", "type", lambda: ctx(call("determinism", "deterministic_algorithms")(warn_only="yes")), TypeError, "argument 'warn_only' must be bool, not str"),
         ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(5, 0), TypeError, "train must be a function of no arguments; got int"),
         ("determinism", "run_twice", "shape", lambda: call("determinism", "run_twice")(lambda: [], 0), TypeError, r"train\(\) must return a non-empty list of tensors"),
+        # scale.launch
+        ("scale.launch", "run_ranks", "type", lambda: call("scale.launch", "run_ranks")(lambda r, w: r), TypeError, "top level of an importable module"),
+        ("scale.launch", "run_ranks", "shape", lambda: call("scale.launch", "run_ranks")(math.floor, world_size=9), ValueError, "world_size must be an int from 1 to 8"),
+        ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=NAN), ValueError, "timeout must be a positive number of seconds; got nan"),
         # distributed_accumulation
         ("distributed_accumulation", "make_data", "type", lambda: call("distributed_accumulation", "make_data")("8"), ValueError, "n must be a positive int; got '8'"),
         ("distributed_accumulation", "make_data", "shape", lambda: call("distributed_accumulation", "make_data")(0), ValueError, "n must be a positive int; got 0"),
@@ -592,6 +596,7 @@ def _exempt():
     add("distributed_accumulation", "full_batch_gradient", "nonfinite", "sizes are checked as positive ints (see run)")
     add("distributed_accumulation", "worker", "type shape nonfinite", "runs inside mp.spawn; run() checks its arguments first")
     add("distributed_accumulation", "free_port", "type shape nonfinite", NO_ARGS)
+    add("scale.launch", "free_port", "type shape nonfinite", NO_ARGS)
     add("engine_vs_torch", "torch_mlp copy_weights", "nonfinite", NO_TENSOR)
     add("evaluation", "evaluating", "shape nonfinite", "takes only a module")
     add("evaluation", "evaluate", "nonfinite", FAITHFUL + " (an evaluation reports what the model computes)")

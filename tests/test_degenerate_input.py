@@ -409,6 +409,8 @@ def _exempt():
     add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
     add("distributed_accumulation", "free_port make_data make_model loss_fn full_batch_gradient run worker",
         "a multi-process demonstration with its own data; its sizes are checked as positive ints (test_bad_input)")
+    add("scale.launch", "free_port run_ranks", "starts processes; what a rank computes is its function's "
+        "(tests/test_launch.py: one rank, three ranks, a rank that raises, a job that hangs)")
     add("edge_semantics", "grad_at complex_grad_by_parts",
         "its job is torch's answer at edge points: tests/test_edge_semantics.py compares every point with torch")
     add("edge_semantics", "titled", NO_NUMBERS)

@@ -1,0 +1,112 @@
+"""Start a small distributed job on this machine: ``run_ranks(fn, world_size=2)``.
+
+Each rank is a new Python process (multiprocessing's ``spawn``) that joins a gloo process group
+on 127.0.0.1 at a free port, calls ``fn(rank, world_size, *args)`` and sends back what it
+returns. ``run_ranks`` returns those values as a list, by rank. ``fn`` must be importable by
+its module and name (a function at module level, as ``spawn`` requires), and what it returns
+must be picklable (tensors, numbers, strings, lists and dicts of them).
+
+A rank that raises makes ``run_ranks`` raise that exception, of its type, with a note naming
+the rank (the lowest rank that raised). A job that does not finish within ``timeout`` seconds,
+a rank that waits for a collective another rank never reaches, say, is stopped: every rank
+still running is terminated and ``run_ranks`` raises ``TimeoutError`` naming the ranks that did
+not finish. gloo's own timeout is set to the same value, so a collective that cannot complete
+fails in the rank too.
+
+A script that calls it must guard its entry point, as every ``spawn`` program does::
+
+    if __name__ == "__main__":
+        print(run_ranks(my_module.my_fn))
+"""
+
+from __future__ import annotations
+
+import datetime
+import multiprocessing
+import os
+import queue
+import socket
+import time
+import traceback
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rank_main(fn, rank, world_size, port, args, timeout, results):
+    import torch.distributed as dist
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    try:
+        dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                                timeout=datetime.timedelta(seconds=timeout))
+        try:
+            value = fn(rank, world_size, *args)
+        finally:
+            dist.destroy_process_group()
+        results.put((rank, True, value))
+    except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        text = "".join(traceback.format_exception(exc))
+        try:
+            results.put((rank, False, (exc, text)))
+        except Exception:  # noqa: BLE001 - an exception that cannot be pickled: send its text
+            results.put((rank, False, (RuntimeError(f"{type(exc).__name__}: {exc}"), text)))
+
+
+def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0) -> list:
+    """``[fn(0, world_size, *args), ..., fn(world_size - 1, world_size, *args)]``, each computed in
+    a process of its own joined to the others by a gloo process group (see the module's doc)."""
+    if not callable(fn) or "<locals>" in getattr(fn, "__qualname__", "<locals>") or getattr(fn, "__module__", "__main__") == "__main__":
+        raise TypeError(f"fn must be a function defined at the top level of an importable module, such as "
+                        f"snippets.scale.ddp.averaged_gradients; got {fn!r}, which a new process cannot import")
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= 8:
+        raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
+    if not isinstance(args, tuple):
+        raise TypeError(f"args must be a tuple of the extra arguments of fn; got {type(args).__name__}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=_rank_main, args=(fn, r, world_size, port, args, timeout, results), daemon=True)
+             for r in range(world_size)]
+    for p in procs:
+        p.start()
+    got: dict[int, tuple] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < world_size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                rank, ok, value = results.get(timeout=min(left, 1.0))
+            except queue.Empty:
+                dead = [r for r, p in enumerate(procs) if r not in got and p.exitcode not in (None, 0)]
+                if dead:  # killed before it could report (a crash in C code, os._exit)
+                    for r in dead:
+                        got[r] = (False, (RuntimeError(f"rank {r}'s process ended with exit code "
+                                                       f"{procs[r].exitcode} before it returned"), ""))
+                continue
+            got[rank] = (ok, value)
+    finally:
+        for p in procs:
+            p.join(timeout=5 if len(got) == world_size else 0)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+    failed = sorted(r for r, (ok, _) in got.items() if not ok)
+    if failed:
+        exc, _text = got[failed[0]][1]
+        exc.add_note(f"(raised on rank {failed[0]} of {world_size})")
+        raise exc
+    missing = sorted(set(range(world_size)) - set(got))
+    if missing:
+        raise TimeoutError(f"rank(s) {missing} of {world_size} did not finish within {timeout:g} s; each was "
+                           "stopped. A rank that waits for a collective (an all-reduce, a barrier) that another "
+                           "rank never reaches waits until then; pass a larger timeout on a slow machine")
+    return [got[r][1] for r in range(world_size)]

@@ -1,0 +1,65 @@
+"""snippets.scale.launch.run_ranks: the processes of a distributed example on this machine."""
+
+import time
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from snippets.scale.launch import run_ranks
+
+
+def summed(rank, world_size):
+    t = torch.tensor([float(rank + 1)])
+    dist.all_reduce(t)  # a sum over the ranks: 1 + 2 = 3 on each
+    return t.item(), rank, world_size
+
+
+def raises_on_rank_1(rank, world_size):
+    if rank == 1:
+        raise ValueError("a bad shard on this rank")
+    return rank
+
+
+def waits_alone(rank, world_size):
+    if rank == 0:
+        dist.barrier()  # rank 1 never arrives
+    else:
+        time.sleep(60)
+    return rank
+
+
+def with_args(rank, world_size, scale, name):
+    return {"rank": rank, "value": scale * rank, "name": name}
+
+
+def test_each_rank_returns_its_value_in_rank_order():
+    assert run_ranks(summed) == [(3.0, 0, 2), (3.0, 1, 2)]
+    assert run_ranks(with_args, world_size=3, args=(10, "x")) == [
+        {"rank": r, "value": 10 * r, "name": "x"} for r in range(3)]
+
+
+def test_a_rank_that_raises_raises_its_exception_naming_the_rank():
+    with pytest.raises(ValueError, match="a bad shard on this rank") as info:
+        run_ranks(raises_on_rank_1)
+    assert info.value.__notes__ == ["(raised on rank 1 of 2)"]
+
+
+def test_a_job_that_hangs_is_stopped_and_names_its_ranks():
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"rank\(s\) \[0, 1\] of 2 did not finish within 3 s"):
+        run_ranks(waits_alone, timeout=3)
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: run_ranks(lambda r, w: r), TypeError, "top level of an importable module"),
+    (lambda: run_ranks(summed, world_size=0), ValueError, "world_size must be an int from 1 to 8"),
+    (lambda: run_ranks(summed, world_size=True), ValueError, "world_size must be an int"),
+    (lambda: run_ranks(summed, args=[1]), TypeError, "args must be a tuple"),
+    (lambda: run_ranks(summed, timeout=float("nan")), ValueError, "timeout must be a positive number"),
+    (lambda: run_ranks(summed, timeout=0), ValueError, "timeout must be a positive number"),
+])
+def test_bad_arguments_are_refused_by_name(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
