@@ -20,7 +20,9 @@
    order, the source of `make pdf`) turns every link to a page of the book into a link within
    itself, `#<page key>-<anchor>`. A page outside the nav (the workshop's notebooks, reached
    from their task pages) is not on it: such a link is pointed back at that page of the site
-   (tests/test_site_a11y.py checks that every link to an anchor resolves, on every page).
+   (tests/test_site_a11y.py checks that every link to an anchor resolves, on every page). The
+   notebooks on it are shown as on their own pages (3.: their code in Material's markup, without
+   the inline JupyterLab theme, 2.9 MB of the page's 7.3 MB).
 8. Search loads its index when the reader first opens it, not with every page: the search
    plugin's search/search_index.json (which Material fetches on every page) keeps only its
    config, and the whole index moves to search/search_docs.json, which the book's search worker
@@ -128,15 +130,22 @@ def on_post_page(output, page, config):
     output = output.replace(SEARCH_DIALOG, NAMED_DIALOG, 1)
     output = CANONICAL_SORTED.sub(r'<link rel="canonical" href="\1">', output, count=1)
     if page.file.src_uri.endswith(".ipynb"):
-        output = INLINE_STYLE.sub("", output)
-        for pattern in NB_CLIPBOARD:
-            output = pattern.sub("", output)
-        output = repair_toc_links(output)
-        output = NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
-        # nbconvert names each cell id="cell-id=<id>"; Material's copy button addresses the code
-        # through its nearest id as a CSS selector, where "=" is invalid and the copy fails.
-        output = NB_CELL_ID.sub(r'id="cell-\1"', output)
+        output = repair_toc_links(notebook_html(output))
     return output
+
+
+def notebook_html(output: str, keep_style=lambda css: False) -> str:
+    """nbconvert's HTML of a notebook as the book shows it (3.): without the template's inline
+    stylesheets (but those ``keep_style`` keeps) and its copy button, each cell's code in
+    Material's code markup (its colours, its copy button, a scroll region Material makes
+    reachable by keyboard). A notebook page, and the notebooks on the print page (7.)."""
+    output = INLINE_STYLE.sub(lambda m: m.group(0) if keep_style(m.group(0)) else "", output)
+    for pattern in NB_CLIPBOARD:
+        output = pattern.sub("", output)
+    output = NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
+    # nbconvert names each cell id="cell-id=<id>"; Material's copy button addresses the code
+    # through its nearest id as a CSS selector, where "=" is invalid and the copy fails.
+    return NB_CELL_ID.sub(r'id="cell-\1"', output)
 
 
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
@@ -200,7 +209,9 @@ def _print_page(config):
     path = Path(config["site_dir"]) / (f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html")
     if path.is_file():
         text = path.read_text(encoding="utf-8")
-        fixed = print_page_links(text, "../" if config["use_directory_urls"] else "")
+        # the notebooks on it as on their own pages; the print plugin's own style stays
+        fixed = notebook_html(text, keep_style=lambda css: "print-site" in css)
+        fixed = print_page_links(fixed, "../" if config["use_directory_urls"] else "")
         if fixed != text:
             path.write_text(fixed, encoding="utf-8")
 

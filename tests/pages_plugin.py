@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookcheck import DOCS, HarnessError, markers, results, worker
+from bookcheck import DOCS, ROOT, HarnessError, markers, results, worker
 from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
 
@@ -87,6 +87,14 @@ def pytest_runtestloop(session):
 
         os.environ["BOOK_NOTEBOOK_CACHE"] = folder = tempfile.mkdtemp(prefix="book-notebooks-")
         atexit.register(shutil.rmtree, folder, True)
+        # torch.compile's inductor caches what it compiled: an empty cache of this run's own
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor = tempfile.mkdtemp(prefix="book-inductor-")
+        atexit.register(shutil.rmtree, inductor, True)
+    else:
+        import os
+
+        # inductor's cache (keyed on what it compiles) in the project's .cache/, not in /tmp
+        os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "inductor"))
     if any(i.nodeid.startswith(SITE_TESTS) for i in session.items):
         import site_check
 
