@@ -67,6 +67,7 @@ TABLE_MARKERS = {
         TableMarker("broadcast-table", "tests/test_broadcasting_table.py"),
         TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)"),
         TableMarker("error-index", "overrides/hooks.py (writes the list of bookcheck.indexes.errors here)"),
+        TableMarker("api-index", "overrides/hooks.py (writes the table of bookcheck.apis.entries here)"),
     )
 }
 TABLE_KINDS = ("forward", "backward")

@@ -9,87 +9,26 @@ ignored (``requires_grad_(False)``). A span the author already linked to the PyT
 as the first mention. The links are plain ``<a href>``: nothing is fetched. They point at the
 documentation of the torch version the book is verified on (not ``stable``, which moves).
 
-The page that holds ``<div class="api-index"></div>`` gets the index of every API of ``API``
-that the book mentions: its documentation, the page that teaches it first (in nav order) and
-every other page that mentions it, collected from every page's HTML in the same build.
+``API`` is the book's one table of where PyTorch documents each API, bookcheck/torch_docs.py
+(read from PyTorch's documentation source for that version); the API index,
+docs/reference/apis.md, is built from the book's code with the same table (bookcheck/apis.py,
+written by overrides/hooks.py where the page holds ``<!-- api-index -->``).
 """
 
 from __future__ import annotations
 
-import html as html_module
-import posixpath
 import re
 import sys
 from pathlib import Path
 
 if str(Path(__file__).resolve().parent.parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bookcheck of this checkout
-from bookcheck import versions  # noqa: E402
+from bookcheck import torch_docs  # noqa: E402
 
-BASE = "https://docs.pytorch.org/docs/{}/".format(".".join(versions.pinned().split(".")[:2]))
+BASE = torch_docs.BASE
 
-# Full name -> page under BASE.
-API = {
-    "torch.Tensor.backward": "generated/torch.Tensor.backward.html",
-    "torch.Tensor.grad": "generated/torch.Tensor.grad.html",
-    "torch.Tensor.requires_grad": "generated/torch.Tensor.requires_grad.html",
-    "torch.Tensor.requires_grad_": "generated/torch.Tensor.requires_grad_.html",
-    "torch.Tensor.retain_grad": "generated/torch.Tensor.retain_grad.html",
-    "torch.Tensor.is_leaf": "generated/torch.Tensor.is_leaf.html",
-    "torch.Tensor.register_hook": "generated/torch.Tensor.register_hook.html",
-    "torch.Tensor.register_post_accumulate_grad_hook": "generated/torch.Tensor.register_post_accumulate_grad_hook.html",
-    "torch.Tensor.detach": "generated/torch.Tensor.detach.html",
-    "torch.Tensor.clone": "generated/torch.Tensor.clone.html",
-    "torch.Tensor.item": "generated/torch.Tensor.item.html",
-    "torch.no_grad": "generated/torch.no_grad.html",
-    "torch.enable_grad": "generated/torch.enable_grad.html",
-    "torch.set_grad_enabled": "generated/torch.autograd.grad_mode.set_grad_enabled.html",
-    "torch.inference_mode": "generated/torch.autograd.grad_mode.inference_mode.html",
-    "torch.autograd.grad": "generated/torch.autograd.grad.html",
-    "torch.autograd.Function": "generated/torch.autograd.Function.html",
-    "torch.autograd.function.FunctionCtx.save_for_backward":
-        "generated/torch.autograd.function.FunctionCtx.save_for_backward.html",
-    "torch.autograd.function.FunctionCtx.mark_dirty": "generated/torch.autograd.function.FunctionCtx.mark_dirty.html",
-    "torch.autograd.function.FunctionCtx.mark_non_differentiable":
-        "generated/torch.autograd.function.FunctionCtx.mark_non_differentiable.html",
-    "torch.autograd.function.FunctionCtx.set_materialize_grads":
-        "generated/torch.autograd.function.FunctionCtx.set_materialize_grads.html",
-    "torch.autograd.function.once_differentiable": "notes/extending.html",
-    "torch.autograd.gradcheck": "generated/torch.autograd.gradcheck.gradcheck.html",
-    "torch.autograd.gradgradcheck": "generated/torch.autograd.gradcheck.gradgradcheck.html",
-    "torch.autograd.functional.jacobian": "generated/torch.autograd.functional.jacobian.html",
-    "torch.autograd.functional.hessian": "generated/torch.autograd.functional.hessian.html",
-    "torch.autograd.functional.hvp": "generated/torch.autograd.functional.hvp.html",
-    "torch.autograd.detect_anomaly": "generated/torch.autograd.detect_anomaly.html",
-    "torch.autograd.set_detect_anomaly": "generated/torch.autograd.set_detect_anomaly.html",
-    "torch.autograd.graph.saved_tensors_hooks": "autograd.html#torch.autograd.graph.saved_tensors_hooks",
-    "torch.autograd.graph.save_on_cpu": "autograd.html#torch.autograd.graph.save_on_cpu",
-    "torch.optim.Optimizer.zero_grad": "generated/torch.optim.Optimizer.zero_grad.html",
-    "torch.optim.Optimizer.step": "generated/torch.optim.Optimizer.step.html",
-    "torch.nn.Module.zero_grad": "generated/torch.nn.Module.html#torch.nn.Module.zero_grad",
-    "torch.nn.Module.eval": "generated/torch.nn.Module.html#torch.nn.Module.eval",
-    "torch.nn.Module.train": "generated/torch.nn.Module.html#torch.nn.Module.train",
-    "torch.nn.Parameter": "generated/torch.nn.parameter.Parameter.html",
-    "torch.nn.utils.clip_grad_norm_": "generated/torch.nn.utils.clip_grad_norm_.html",
-    "torch.nn.utils.clip_grad_value_": "generated/torch.nn.utils.clip_grad_value_.html",
-    "torch.use_deterministic_algorithms": "generated/torch.use_deterministic_algorithms.html",
-    "torch.manual_seed": "generated/torch.manual_seed.html",
-    "torch.testing.assert_close": "testing.html#torch.testing.assert_close",
-    "torch.allclose": "generated/torch.allclose.html",
-    "torch.logsumexp": "generated/torch.logsumexp.html",
-    "torch.broadcast_shapes": "generated/torch.broadcast_shapes.html",
-    "torch.compile": "generated/torch.compile.html",
-    "torch.autocast": "amp.html#torch.autocast",
-    "torch.amp.GradScaler": "amp.html#gradient-scaling",
-    "torch.func.grad": "generated/torch.func.grad.html",
-    "torch.func.vmap": "generated/torch.func.vmap.html",
-    "torch.func.jacrev": "generated/torch.func.jacrev.html",
-    "torch.func.jacfwd": "generated/torch.func.jacfwd.html",
-    "torch.func.hessian": "generated/torch.func.hessian.html",
-    "torch.func.vjp": "generated/torch.func.vjp.html",
-    "torch.func.jvp": "generated/torch.func.jvp.html",
-    "torch.func.functional_call": "generated/torch.func.functional_call.html",
-}
+# Full name -> page under BASE (every row of the table).
+API = {name: target for name, (form, target) in torch_docs.DOCS.items()}
 
 # Short forms a reader writes for the same APIs.
 ALIASES = {
@@ -190,13 +129,6 @@ def url(api: str) -> str:
     return BASE + API[api]
 
 
-def mentions(html: str) -> set[str]:
-    """Every API of ``API`` that a page's HTML mentions in a code span (linked or not)."""
-    found = {resolve(m.group(1)) for m in LINKED_CODE.finditer(html)}
-    found |= {resolve(m.group("code")) for m in TOKEN.finditer(html) if m.group("code") is not None}
-    return found - {None}
-
-
 def link_first_mentions(html: str) -> str:
     seen = set()
     for m in LINKED_CODE.finditer(html):
@@ -217,47 +149,5 @@ def link_first_mentions(html: str) -> str:
     return TOKEN.sub(replace, html)
 
 
-MENTIONED: dict[str, dict] = {}  # page url -> {"title", "apis"}, filled as pages render
-NAV_ORDER: list[str] = []
-INDEX_SLOT = '<div class="api-index"></div>'
-NOT_TEACHING = ("paths/", "reference/")  # with the home page: they point to where an API is taught
-
-
-def on_nav(nav, config, files):
-    NAV_ORDER[:] = [p.url for p in nav.pages]
-    return nav
-
-
 def on_page_content(html, page, config, files):
-    MENTIONED[page.url] = {"title": page.title, "apis": mentions(html)}
     return link_first_mentions(html)
-
-
-def api_index(here: str) -> str:
-    """The HTML table of the API index, with links relative to the page at URL ``here``."""
-    order = {url: i for i, url in enumerate(NAV_ORDER)}
-    rows = []
-    for api in sorted(API, key=str.lower):
-        pages = sorted((u for u, m in MENTIONED.items() if api in m["apis"] and u != here),
-                       key=lambda u: order.get(u, len(order)))
-        if not pages:
-            continue
-        # an API named only by reference pages (drills, glossary) is listed under the first of them
-        teaching = [u for u in pages if u and not u.startswith(NOT_TEACHING)] or pages
-        pages = teaching[:1] + [u for u in pages if u != teaching[0]]
-
-        def link(target):
-            rel = posixpath.relpath(target or ".", here or ".") + ("/" if target.endswith("/") else "")
-            return f'<a href="{html_module.escape(rel)}">{html_module.escape(MENTIONED[target]["title"])}</a>'
-
-        rows.append(f'<tr><td><a href="{url(api)}"><code>{api}</code></a></td><td>{link(pages[0])}</td>'
-                    f'<td>{", ".join(link(u) for u in pages[1:]) or "-"}</td></tr>')
-    head = "<thead><tr><th>API (its documentation)</th><th>Taught first in</th><th>Also in</th></tr></thead>"
-    # a plain <table>: Material styles it and wraps it in its sideways-scrolling box, as a Markdown table
-    return f'<table>{head}<tbody>{"".join(rows)}</tbody></table>'
-
-
-def on_post_page(output, page, config):
-    if INDEX_SLOT in output:
-        output = output.replace(INDEX_SLOT, f'<div class="api-index">{api_index(page.url)}</div>')
-    return output

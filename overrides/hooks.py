@@ -15,6 +15,8 @@
    vendored KaTeX and makes no request off its own origin, so both are removed.
 3. Notebooks are shown as committed, with their stored outputs (mkdocs-jupyter's `execute: false`;
    bookcheck.notebooks writes them and the tests prove them current).
+4. The search index carries what the book's search worker needs to send a pasted error message
+   to its heading on the page of errors (below, _add_error_search).
 
 Serving needs no torch: nothing here, in overrides/site_hooks.py or overrides/api_docs.py, nor
 what they import of bookcheck, imports it (tests/test_serve_anywhere.py builds without it). The
@@ -41,11 +43,12 @@ CDN_SCRIPTS = [
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
 from bookcheck.markers import MARKER_LINE  # noqa: E402
-from bookcheck import indexes, versions  # noqa: E402
+from bookcheck import apis, indexes, versions  # noqa: E402
 
 # Pages built from the page model: the marker's line is replaced by what the function returns
 # (Markdown), given the page's path and every page of docs/.
-GENERATED = {"torch-differences": versions.differences_table, "error-index": indexes.error_index}
+GENERATED = {"torch-differences": versions.differences_table, "error-index": indexes.error_index,
+             "api-index": apis.api_index}
 GENERATED_LINE = re.compile(r"^<!--\s*(" + "|".join(map(re.escape, GENERATED)) + r")\s*-->[ \t]*$", re.M)
 
 
@@ -135,6 +138,7 @@ def on_post_build(config):
     from bookcheck import wheel as snippets_wheel
 
     site = Path(config["site_dir"])
+    _add_error_search(config)
     (site / "downloads").mkdir(exist_ok=True)
     _write_deck(config, site / "downloads")
     downloads = Path(config.get("docs_dir") or ROOT / "docs") / "downloads"
@@ -156,6 +160,26 @@ def on_post_build(config):
             cell["source"] = placeholder.sub(lambda m: "WHEEL = " + address, "".join(cell["source"]))
         if cells:
             path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# 4. The data the book's search worker needs to send a pasted error message to its heading on the
+#    page of errors (bookcheck.indexes.search_data; docs/assets/js/search-query.js uses it), added
+#    to the search index as "book_errors". The search plugin has written the index before the
+#    hooks run; overrides/site_hooks.py then moves the whole index to search/search_docs.json,
+#    which the worker fetches when the reader opens search, and Material's worker never gets it.
+def _add_error_search(config):
+    import json
+
+    index = Path(config["site_dir"]) / "search" / "search_index.json"
+    page = Path(config["docs_dir"]) / "reference" / "errors.md"
+    if not index.is_file() or not page.is_file():  # no search plugin, or a site without that page
+        return
+    full = json.loads(index.read_text(encoding="utf-8"))
+    if not full.get("docs"):  # moved already (overrides/site_hooks.py): nothing was written again
+        return
+    pages = sorted(Path(config["docs_dir"]).rglob("*.md"))
+    full["book_errors"] = indexes.search_data(page, pages, full["config"]["separator"])
+    index.write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
 
 
 # The drills as an Anki deck and a CSV in downloads/ (bookcheck/deck.py), built from the drill

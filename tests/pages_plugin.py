@@ -49,7 +49,7 @@ def pytest_collect_file(file_path, parent):
 
 
 # Tests of the built book: last, so that its build runs in the background while the rest runs.
-SITE_TESTS = ("tests/test_api_docs.py", "tests/test_site.py", "tests/test_site_a11y.py")
+SITE_TESTS = ("tests/test_api_docs.py", "tests/test_search.py", "tests/test_site.py", "tests/test_site_a11y.py")
 # After them, when it runs (make lighthouse): Lighthouse times the pages, so nothing else may run then.
 LAST = ("tests/test_lighthouse.py",)
 

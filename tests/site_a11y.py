@@ -13,7 +13,8 @@ from any shared browser pass:
 - diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
   named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, and a
   diagram wider than its column scrolls in a keyboard-focusable region with a visible hint.
-- search_results: what Material's search lists for a query (typed in the search box).
+- search_results: the pages Material's search lists for a query (typed in the search box);
+  search_hits: each page with the sections shown under it and their scores (tests/test_search.py).
 
 The module also measures: ``initial_load`` (bytes loaded, gzip; first_load_problems' figure),
 ``math_typeset_ms`` (time until KaTeX has typeset every formula on a throttled
@@ -288,14 +289,13 @@ def page_checks(page) -> dict[str, list[str]]:
 FIRST_RESULTS = 10  # Material lists ten results, then four more each time the list is scrolled to its end
 
 
-def search_results(page, query: str, scroll: bool = False, timeout_ms: int = 30000) -> list[str]:
-    """The pages Material's search lists for ``query`` entered in the search box, in order
-    (paths relative to the site's root): the first FIRST_RESULTS shown, or with ``scroll``
-    every result (the list is scrolled until it holds as many as its header counts).
+def _enter_query(page, query: str, timeout_ms: int) -> None:
+    """Enter ``query`` in Material's search box and wait for the list of its results.
 
     Material searches on each keyup. The box is first emptied (the list then shows the
     placeholder, or "Initializing search" while the index loads on a page's first search), then the query is entered whole and one keyup sent: the next list shown is
-    the one for the query. Every wait is for a state of the page, none for a time."""
+    the one for the query. Every wait is for a state of the page, none for a time. A query of
+    several lines is entered as the box holds a pasted one: on one line."""
     box = page.locator("input[data-md-component='search-query']")
     button = page.locator("label.md-header__button[for='__search']")  # shown on a phone only
     if button.is_visible() and not page.evaluate("document.querySelector('[data-md-toggle=search]').checked"):
@@ -312,7 +312,33 @@ def search_results(page, query: str, scroll: bool = False, timeout_ms: int = 300
     page.wait_for_function(state, arg=["", True], timeout=timeout_ms)
     box.fill(query)
     box.press("End")
-    page.wait_for_function(state, arg=[query, False], timeout=timeout_ms)
+    page.wait_for_function(state, arg=[box.input_value(), False], timeout=timeout_ms)
+
+
+def search_hits(page, query: str, timeout_ms: int = 30000) -> list[list[tuple[str, float]]]:
+    """What Material's search lists for ``query`` entered in the search box: the first
+    FIRST_RESULTS pages, each a list of (address relative to the site's root, with its anchor;
+    score) of the page and of the sections shown under it, in the order shown. [] for "No
+    matching documents"."""
+    _enter_query(page, query, timeout_ms)
+    items = page.evaluate("""() => Array.from(document.querySelectorAll('.md-search-result__item')).map(li =>
+        Array.from(li.querySelectorAll('a.md-search-result__link')).map(a =>
+            [a.href, parseFloat(a.querySelector('article').dataset.mdScore)]))""")
+    base = page.evaluate("() => new URL(JSON.parse(document.getElementById('__config').textContent).base + '/', location.href).href")
+    page.keyboard.press("Escape")
+
+    def address(href):
+        href = re.sub(r"\?[^#]*", "", href)  # Material adds ?h=words (highlighting)
+        return href[len(base):] if href.startswith(base) else href
+
+    return [[(address(href), score) for href, score in group] for group in items]
+
+
+def search_results(page, query: str, scroll: bool = False, timeout_ms: int = 30000) -> list[str]:
+    """The pages Material's search lists for ``query`` entered in the search box, in order
+    (paths relative to the site's root): the first FIRST_RESULTS shown, or with ``scroll``
+    every result (the list is scrolled until it holds as many as its header counts)."""
+    _enter_query(page, query, timeout_ms)
     meta = page.locator(".md-search-result__meta").text_content()
     count = re.match(r"^\s*(\d+) matching", meta)
     assert count or re.match(r"^\s*No matching", meta), (query, meta)

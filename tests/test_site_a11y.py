@@ -383,43 +383,6 @@ def test_search_finds_the_page_that_teaches_each_api_name(served, browser):
     assert missing == {}
 
 
-# Fragments of error messages a reader pastes into the search box: the error index or a page
-# that shows the error must come first.
-ERROR_FRAGMENTS = (
-    "modified by an inplace operation",
-    "Trying to backward through the graph a second time",
-    "a leaf Variable that requires grad is being used in an in-place operation",
-    "element 0 of tensors does not require grad",
-    "Inference tensors cannot be saved for backward",
-    "grad can be implicitly created only for scalar outputs",
-    "does not have vmap support",
-    "no level exists",
-    "has changed the type of value",
-    "Expected more than 1 value per channel when training",
-    "post accumulate grad hooks should return None",
-    "forward gradient that has a different size",
-)
-
-
-def test_search_ranks_the_error_index_or_a_demonstration_first(served, browser):
-    from bookcheck import DOCS, indexes
-
-    entries = indexes.errors(sorted(DOCS.rglob("*.md")))
-
-    def pages_showing(fragment):
-        shown = {"reference/errors/"}
-        for e in entries:
-            if fragment in e.message:
-                shown |= {indexes.site_address(s.path, "") for s in e.where}
-        return shown
-
-    found = search_all(served, browser, ERROR_FRAGMENTS)
-    for fragment, results in found.items():
-        allowed = pages_showing(fragment)
-        assert len(allowed) > 1, f"no block of the book shows {fragment!r}"
-        assert results and results[0] in allowed, (fragment, results[:5], sorted(allowed))
-
-
 def test_math_does_not_wait_for_diagrams(served, browser):
     """On the model page (math and two diagrams), on a throttled phone connection, every formula
     is typeset and mermaid has not been fetched: nothing holds the math back."""

@@ -11,6 +11,9 @@
 // - passes every later message to that worker, and each of its answers back to the page. Until
 //   the index is ready Material shows "Initializing search" and holds the reader's query; its
 //   worker's "ready" answer lets the query through.
+// A query holding an error message is rewritten on its way (assets/js/search-query.js, loaded
+// with the index; its data is the index's "book_errors", which Material's worker never gets), so
+// that a pasted message lists its heading on the page of errors.
 // It uses no part of Material's worker but the messages Material itself sends and receives.
 (function () {
   "use strict";
@@ -24,6 +27,14 @@
   var wanted = false; // the reader has opened search
   var worker = null; // Material's worker, once started
   var waiting = []; // messages that came before it started
+  var errors = null; // the index's "book_errors", once loaded (assets/js/search-query.js)
+
+  // A QUERY message (type 2 of Material's search worker protocol) passes through
+  // bookSearchQuery.transform; every other message as it is.
+  function rewrite(message) {
+    if (errors === null || !message || message.type !== 2 || typeof message.data !== "string") return message;
+    return Object.assign({}, message, { data: self.bookSearchQuery.transform(message.data, errors) });
+  }
 
   function start() {
     if (!wanted || !setup || worker) return;
@@ -31,6 +42,11 @@
     var real = new Worker(material);
     real.onmessage = function (ev) { self.postMessage(ev.data); };
     real.onerror = function (ev) { console.error("search worker " + material + ": " + (ev.message || "failed")); };
+    try {
+      importScripts(new URL("search-query.js", here).href);
+    } catch (error) {
+      console.error("search-query.js: " + error); // queries then pass as the reader typed them
+    }
     worker = fetch(index)
       .then(function (response) {
         if (!response.ok) throw new Error("could not load " + index + ": HTTP " + response.status);
@@ -38,8 +54,9 @@
       })
       .then(function (full) {
         var data = Object.assign({}, setup.data, { config: full.config, docs: full.docs });
+        if (full.book_errors && self.bookSearchQuery) errors = full.book_errors;
         real.postMessage(Object.assign({}, setup, { data: data }));
-        waiting.forEach(function (message) { real.postMessage(message); });
+        waiting.forEach(function (message) { real.postMessage(rewrite(message)); });
         waiting = null;
         return real;
       });
@@ -62,7 +79,7 @@
     } else if (waiting) {
       waiting.push(ev.data);
     } else {
-      worker.then(function (real) { real.postMessage(ev.data); });
+      worker.then(function (real) { real.postMessage(rewrite(ev.data)); });
     }
   };
 })();
