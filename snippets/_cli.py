@@ -25,6 +25,15 @@ def parser(name, doc):
     return argparse.ArgumentParser(prog=f"python -m {name}", description=doc.strip().splitlines()[0])
 
 
+def seed(text):
+    """An argparse ``type=`` for a seed: an int that torch's generators accept, -2**63 to
+    2**64 - 1; outside that range argparse reports "argument --seed: ..." and exits with 2."""
+    value = int(text)  # not an int: argparse says "invalid seed value"
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise argparse.ArgumentTypeError(f"{value} is outside torch's range of seeds, -2**63 to 2**64 - 1")
+    return value
+
+
 class _Refusal(importlib.abc.MetaPathFinder, importlib.abc.InspectLoader):
     """Finds the one module ``python -m`` is locating and gives it the refusal as its code."""
 

@@ -97,7 +97,10 @@ def max_grad_error(fn, x, eps=1e-6):
     """Largest |autograd gradient - central finite difference| of an elementwise fn at x.
 
     fn maps a tensor to a tensor of the same shape, elementwise (so its Jacobian is
-    diagonal and one perturbation of all of x at once gives every derivative).
+    diagonal and one perturbation of all of x at once gives every derivative). That is
+    checked on values, not only on the shape, at a cost of one evaluation of fn per element:
+    moving one element of x must leave every other element of fn's output bitwise unchanged
+    (cumsum, softmax or flip are refused: use torch.autograd.gradcheck for them).
     x must be float64: in float32 the finite difference itself is wrong by ~1e-3.
     Returns a Python float.
     """
@@ -115,6 +118,15 @@ def max_grad_error(fn, x, eps=1e-6):
         raise ValueError("fn must be elementwise: its output must have the shape of x")
     (analytic,) = torch.autograd.grad(y.sum(), x)
     with torch.no_grad():
+        for i in range(x.numel()):  # an elementwise fn changes only the output of the moved element
+            moved = torch.zeros(x.numel(), dtype=torch.bool)
+            moved[i] = True
+            y2 = fn(torch.where(moved.view(x.shape), x + eps, x))
+            same = ((y2 == y) | (y2.isnan() & y.isnan())).reshape(-1) | moved
+            if not same.all():
+                raise ValueError(f"fn is not elementwise: moving x's flat index {i} changed its output at flat "
+                                 f"index {int((~same).nonzero()[0])}; max_grad_error needs a diagonal Jacobian: "
+                                 "check fn with torch.autograd.gradcheck instead")
         numeric = (fn(x + eps) - fn(x - eps)) / (2 * eps)
     return (analytic - numeric).abs().max().item()
 

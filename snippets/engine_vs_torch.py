@@ -26,7 +26,9 @@ def torch_mlp(sizes, seed):
 
 
 def copy_weights(net, mlp):
-    """Copy net's Linear weights into mlp: W = weight.T (fan_in, fan_out), b = bias."""
+    """Copy net's Linear weights into mlp: W = weight.T (fan_in, fan_out), b = bias, as float64
+    arrays, the engine's dtype, whatever net's dtype (float16, bfloat16 and float32 values
+    convert to float64 exactly)."""
     if not isinstance(net, torch.nn.Sequential) or not isinstance(mlp, MLP):
         raise TypeError(
             f"copy_weights(net, mlp) takes a torch nn.Sequential and an engine MLP, "
@@ -38,8 +40,10 @@ def copy_weights(net, mlp):
     for layer, lin in zip(mlp.layers, linears):
         if layer.W.shape != tuple(lin.weight.T.shape):
             raise ValueError(f"layer shapes differ: {layer.W.shape} vs weight.T {tuple(lin.weight.T.shape)}")
-        layer.W.data = lin.weight.detach().numpy().T.copy()
-        layer.b.data = lin.bias.detach().numpy().copy()
+        if lin.bias is None:
+            raise ValueError("net has a Linear without a bias, the engine's Linear has one: build it with bias=True")
+        layer.W.data = lin.weight.detach().to(torch.float64).numpy().T.copy()
+        layer.b.data = lin.bias.detach().to(torch.float64).numpy().copy()
 
 
 def train_both(steps=20, lr=0.1, batch=64, sizes=(32, 64, 10), seed=0):

@@ -111,7 +111,9 @@ def tracking_profile(model, x, how):
         raise ValueError(f"how must be one of {HOWS}; got {how!r}")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be an input tensor; got {type(x).__name__}")
-    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
+                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
+    norms = [m for m in model.modules() if isinstance(m, batch_norms)]
     if not norms or not any(isinstance(m, torch.nn.Dropout) for m in model.modules()):
         raise ValueError("model needs a BatchNorm layer and a Dropout layer to show their modes")
     state = {k: v.clone() for k, v in model.state_dict().items()}

@@ -1,9 +1,11 @@
 """Central differences in float64, and a check of an autograd gradient against them.
 
 ``central_difference(f, x, h)`` estimates the gradient of a scalar function ``f`` at ``x``
-one element at a time: (f(x + h e_i) - f(x - h e_i)) / 2h. Its error is a truncation term
-of order h**2 plus a rounding term of order eps * |f| / h (eps = 2.2e-16 in float64), so it
-is only meaningful in float64, with h around 1e-6.
+one element at a time: (f(x + h e_i) - f(x - h e_i)) divided by the step actually taken,
+(x_i + h) - (x_i - h) as float64 represents it, which is 2h only up to the rounding of x_i + h
+(at x_i = 3e9 and h = 1e-6 it is 1.9e-6). Its error is a truncation term of order h**2 plus a
+rounding term of order eps * |f| / h (eps = 2.2e-16 in float64), so it is only meaningful in
+float64, with h around 1e-6.
 """
 
 # --8<-- [start:central_difference]
@@ -17,7 +19,10 @@ def central_difference(f, x, h=1e-6):
 
     f: a callable taking a tensor of x's shape and returning a one-element float64 tensor.
     x: a float64 tensor (any shape); it is not modified. Every evaluation of f runs under
-    torch.no_grad(), so no graph is built and no .grad is touched.
+    torch.no_grad(), so no graph is built and no .grad is touched. Each quotient divides by
+    the step between the two points f was evaluated at, (x_i + h) - (x_i - h) in float64, not
+    by 2h: far from 0, x_i + h rounds to the grid of floats near x_i. A step lost to that
+    rounding (x_i + h == x_i) is refused.
     """
     if not callable(f):
         raise TypeError(f"f must be a function of x, such as lambda w: loss(w), got {type(f).__name__}")
@@ -43,12 +48,12 @@ def central_difference(f, x, h=1e-6):
             if old + h == old or old - h == old:  # the step is lost in rounding: f(x + h) = f(x)
                 raise ValueError(f"h = {h} is too small for x's flat index {i} = {old}: x + h rounds "
                                  "to x in float64; use h near 1e-6 * max(1, |x|)")
-            flat[i] = old + h
+            flat[i] = plus = old + h  # each rounded to float64, as flat[i] holds it
             f_plus = _scalar(f(flat.view(x.shape)))
-            flat[i] = old - h
+            flat[i] = minus = old - h
             f_minus = _scalar(f(flat.view(x.shape)))
             flat[i] = old
-            grad[i] = (f_plus - f_minus) / (2 * h)
+            grad[i] = (f_plus - f_minus) / (plus - minus)  # the step taken: 2h up to rounding
     return grad.view(x.shape)
 
 
@@ -66,8 +71,9 @@ def _scalar(value):
 def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3, allow_nonfinite=False):
     """Compare the autograd gradient of f at x with central differences; return both.
 
-    Same contract as central_difference. The tolerances are gradcheck's defaults:
-    |autograd - numeric| <= atol + rtol * |numeric| elementwise. Raises AssertionError
+    Same contract as central_difference, whose quotients divide by the step actually taken:
+    the rounding of x + h far from 0 is not reported as a mismatch. The tolerances are
+    gradcheck's defaults: |autograd - numeric| <= atol + rtol * |numeric| elementwise. Raises AssertionError
     naming the worst element when they disagree. A NaN or inf in either gradient fails,
     unless allow_nonfinite=True: then the same NaN or inf on both sides counts as agreement.
     """

@@ -74,6 +74,8 @@ def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {seed!r}")
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ValueError(f"seed {seed} is outside torch's range of seeds, -2**63 to 2**64 - 1")
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = torch.nn.Sequential(torch.nn.Linear(d_in, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, classes))
@@ -93,11 +95,11 @@ def measure(n=64, d_in=32, hidden=64, classes=10, seed=0):
 
 
 def main(argv=None):
-    from snippets._cli import parser as make_parser
+    from snippets._cli import parser as make_parser, seed
 
     parser = make_parser("snippets.func_transforms", __doc__)
     parser.add_argument("--n", type=int, default=64, help="examples for the per-sample gradients")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error(f"--n must be a positive int, got {args.n}")

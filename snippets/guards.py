@@ -16,7 +16,7 @@ Where to call them in a training step::
     running += as_log_value(loss)     # a float: the graph is not kept alive
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import torch
 
@@ -44,24 +44,40 @@ def _trainable(module):
 # --8<-- [start:no_graph]
 def assert_no_graph(value, what="value"):
     """Fail if ``value`` keeps an autograd graph alive: a tensor with a ``grad_fn``, or a
-    list, tuple or dict that holds one. A leaf (a parameter) has no graph behind it: it passes.
+    container that holds one at any depth. Every container is walked: a list, tuple, set,
+    deque, dict (keys and values), a dict view, any other Mapping or Collection. An iterator
+    (a generator, map, zip) is refused: checking would consume it. A leaf (a parameter) has
+    no graph behind it: it passes, and so do numbers, strings and NumPy arrays of numbers.
 
     Use on anything stored beyond one step: logged losses, collected predictions.
     """
-    if isinstance(value, dict):
-        for key, item in value.items():
-            assert_no_graph(item, f"{what}[{key!r}]")
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            assert_no_graph(item, f"{what}[{i}]")
-    elif isinstance(value, Iterator):
+    _no_graph(value, what, set())
+
+
+def _no_graph(value, what, seen):
+    if isinstance(value, torch.Tensor):
+        if value.grad_fn is not None:
+            raise GuardError(
+                f"{what} requires grad (grad_fn={type(value.grad_fn).__name__}), so keeping it keeps "
+                "its whole graph alive: store value.item() or value.detach(), or compute it under "
+                "torch.no_grad()"
+            )
+        return
+    if isinstance(value, (str, bytes, bytearray, memoryview, range)) or id(value) in seen:
+        return  # no tensor inside, or a container already being walked (it holds itself)
+    if getattr(getattr(value, "dtype", None), "kind", "O") != "O":
+        return  # a NumPy array or scalar of numbers
+    if isinstance(value, Iterator):
         raise TypeError(f"{what} is an iterator: pass list({what}), since checking would consume it")
-    elif isinstance(value, torch.Tensor) and value.grad_fn is not None:
-        raise GuardError(
-            f"{what} requires grad (grad_fn={type(value.grad_fn).__name__}), so keeping it keeps "
-            "its whole graph alive: store value.item() or value.detach(), or compute it under "
-            "torch.no_grad()"
-        )
+    if isinstance(value, Mapping):
+        seen.add(id(value))
+        for i, (key, item) in enumerate(value.items()):
+            _no_graph(key, f"list({what})[{i}]", seen)  # the key
+            _no_graph(item, f"{what}[{key!r}]", seen)
+    elif isinstance(value, Iterable):  # a set or a dict view is named by its position in list(...)
+        seen.add(id(value))
+        for i, item in enumerate(value):
+            _no_graph(item, f"{what}[{i}]" if isinstance(value, Sequence) else f"list({what})[{i}]", seen)
 
 
 def as_log_value(loss):
@@ -92,10 +108,17 @@ def assert_finite(tensor, what="tensor"):
 
 
 def assert_finite_grads(module):
-    """Fail if any parameter's ``.grad`` holds a NaN or an infinity (call after backward)."""
-    for name, p in _trainable(module):
-        if p.grad is not None:
-            assert_finite(p.grad, f"{name}.grad")
+    """Fail if any parameter's ``.grad`` holds a NaN or an infinity (call after backward).
+
+    A parameter whose ``.grad`` is None is skipped; when every one is None there is nothing
+    to check, and that fails too (backward has not run, or reached no parameter).
+    """
+    named = [(name, p) for name, p in _trainable(module) if p.grad is not None]
+    if not named:
+        raise GuardError("no parameter has a .grad, so there is nothing to check: call it after "
+                         "loss.backward(); if backward ran, no gradient reached the module (assert_grads_flow)")
+    for name, p in named:
+        assert_finite(p.grad, f"{name}.grad")
 # --8<-- [end:finite]
 
 

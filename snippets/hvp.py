@@ -32,6 +32,10 @@ def _check_batches(critic, real, fake):
             raise ValueError(f"{name} holds NaN or inf: pass finite samples")
     if real.dim() != 2 or real.shape != fake.shape:
         raise ValueError(f"real and fake must both be (N, D), got {tuple(real.shape)} and {tuple(fake.shape)}")
+    if real.shape[0] == 0:
+        raise ValueError(f"real and fake are empty, {tuple(real.shape)}: the penalty is a mean over samples; pass N >= 1")
+    if real.dtype != fake.dtype:
+        raise TypeError(f"real is {real.dtype} and fake {fake.dtype}: pass both in the critic's dtype")
 
 
 # --8<-- [start:double_backward]
@@ -84,11 +88,13 @@ def gradient_penalty(critic, real, fake):
     parameters only (never the generator that made ``fake``). The per-sample gradients are
     computed with ``create_graph=True`` so that ``penalty.backward()`` can differentiate
     them with respect to the critic's parameters. Runs under ``enable_grad`` so it also works
-    inside an evaluation loop that turned grad mode off.
+    inside an evaluation loop that turned grad mode off. The mixing weights take ``real``'s
+    dtype and device, so a float16 or bfloat16 critic gets inputs of its own dtype. An empty
+    batch is refused (the mean of no samples is NaN).
     """
     _check_batches(critic, real, fake)
     with torch.enable_grad():
-        alpha = torch.rand(real.shape[0], 1)                      # (N, 1), one mix per sample
+        alpha = torch.rand(real.shape[0], 1, dtype=real.dtype, device=real.device)  # (N, 1), one mix per sample
         x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)
         scores = critic(x_hat)                                    # (N, 1)
         if scores.requires_grad:  # zeros where the critic does not use x_hat (materialize_grads)

@@ -19,8 +19,11 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     (a 0-d tensor), as nn losses do by default. Each micro-batch loss is scaled by 1/k
     before backward: the mean of k equal-sized means is the full-batch mean. Existing
     gradients are cleared first. Returns the full-batch mean loss as a Python float.
-    Checked at the end: loss_fn on all N predictions gives that same mean (a sum-reduced loss,
-    or a target that broadcasts against the prediction, does not; .grad is then cleared).
+    Refused before any forward, for k > 1: a model with a BatchNorm layer that normalises with
+    its batch's statistics (training mode, or no running statistics), since each micro-batch
+    would get its own mean and variance. Checked at the end: loss_fn on all N predictions
+    gives that same mean (a sum-reduced loss, a class-weighted or ignore_index mean, or a
+    target that broadcasts against the prediction, does not; .grad is then cleared).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
@@ -39,6 +42,17 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
             f"N = {inputs.shape[0]} is not divisible by k = {k}: with unequal micro-batches the "
             "1/k scaling no longer gives the full-batch mean; pick k dividing N"
         )
+    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
+                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
+    for name, layer in model.named_modules():
+        if k > 1 and isinstance(layer, batch_norms) and (layer.training or layer.running_mean is None):
+            raise ValueError(
+                f"{'model.' + name if name else 'model'} ({type(layer).__name__}) normalises with the mean and "
+                f"variance of its batch, and a micro-batch of {inputs.shape[0] // k} rows has other statistics "
+                f"than the full batch of {inputs.shape[0]}: accumulation would not give the full-batch gradient. "
+                "Pass k=1" + ("" if layer.running_mean is None else
+                              ", or call model.eval() first if it should use its running statistics")
+            )
     model.zero_grad(set_to_none=True)
     total, predictions = 0.0, []
     for x_mb, y_mb in zip(inputs.chunk(k), targets.chunk(k)):  # each (N/k, ...)
@@ -57,6 +71,10 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         model.zero_grad(set_to_none=True)
         if math.isclose(whole, k * total, rel_tol=1e-4):
             why = "loss_fn sums over its rows: pass a mean loss (reduction='mean', the default)"
+        elif not y_mb.is_floating_point() and y_mb.shape == predictions[0].shape[:1] + predictions[0].shape[2:]:
+            why = ("loss_fn weights its rows (class weights or ignore_index, with class-index targets): its mean "
+                   "divides by the total weight of each micro-batch's targets, which differs between micro-batches; "
+                   "accumulate by hand: each micro-batch's reduction='sum' loss divided by the full batch's total weight")
         elif predictions[0].shape != y_mb.shape:
             why = (f"the target {tuple(y_mb.shape)} broadcasts against the prediction "
                    f"{tuple(predictions[0].shape)}, comparing rows with other rows' targets: "

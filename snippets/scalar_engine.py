@@ -10,10 +10,12 @@ the graph in reverse topological order and adds each pair into the input's ``.gr
 
 Operations are functions attached to ``Value`` a few at a time, so the engine can be read
 and run step by step: ``+ - * /`` and unary ``-`` with Values, ints and floats; ``** c`` for
-a constant int or float ``c``; ``exp``, ``log``, ``tanh``, ``relu``. ``-`` and ``/`` are
-built from the primitives. Where Python's float arithmetic raises and torch returns +-inf
-(``0.0 ** -1``, ``exp(1000)``, the gradient of ``x ** 0.5`` at 0), the engine returns torch's
-+-inf; it raises only where no real number exists (``log(-1)``, ``(-8) ** (1/3)``).
+a constant int or float ``c``; ``exp``, ``log``, ``tanh``, ``relu``. ``-`` is built from
+the primitives; ``/`` has its own backward, as torch's (``a * b ** -1`` overflows where
+``a / b`` does not). Where Python's float arithmetic raises and torch returns +-inf or NaN
+(``0.0 ** -1``, ``1.0 / 0.0``, ``exp(1000)``, the gradient of ``x ** 0.5`` at 0), the engine
+returns torch's value; it raises only where no real number exists (``log(-1)``,
+``(-8) ** (1/3)``).
 """
 
 # --8<-- [start:value]
@@ -183,8 +185,26 @@ Value.exp, Value.log, Value.tanh, Value.relu = exp, log, tanh, relu
 Value.__neg__ = lambda self: self * -1  # -a = a * (-1)
 Value.__sub__ = lambda self, other: self + (-as_value(other))  # a - b = a + (-b)
 Value.__rsub__ = lambda self, other: as_value(other) + (-self)  # 2 - a = 2 + (-a)
-Value.__truediv__ = lambda self, other: self * as_value(other) ** -1  # a / b = a * b**-1
-Value.__rtruediv__ = lambda self, other: as_value(other) * self ** -1  # 2 / a = 2 * a**-1
+
+
+def _div(x, y):
+    """x / y as torch computes it: +-inf or NaN where Python raises (1.0 / 0.0, 0.0 / 0.0)."""
+    try:
+        return x / y
+    except ZeroDivisionError:  # the sign of the infinity is the product of the signs
+        return math.nan if x == 0 or x != x else math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+def div(self, other):  # not self * other ** -1: 1e-310 ** -1 overflows, 1e-10 / 1e-310 does not
+    other = as_value(other)
+    out = Value(_div(self.data, other.data), (self, other), "/")
+    # d(s/o)/ds = 1/o; d(s/o)/do = -s/o**2, computed as torch does, -(s/o)/o: -0.0 at s = 0
+    out._backward = lambda: ((self, _div(out.grad, other.data)), (other, -out.grad * _div(out.data, other.data)))
+    return out
+
+
+Value.__truediv__ = div  # a / b, a / 2
+Value.__rtruediv__ = lambda self, other: as_value(other) * self ** -1  # 2 / a = 2 * a**-1, as torch's
 # --8<-- [end:derived]
 
 

@@ -11,7 +11,8 @@ Invariant: a gradient sent to a tensor has that tensor's shape. The binary opera
 broadcast in the forward, as NumPy and torch do, so their backward must undo it: that is
 ``unbroadcast``, which sums the output's gradient over the dimensions the forward expanded.
 
-Supported: ``+ - * /`` and unary ``-`` with broadcasting (a number is a constant tensor);
+Supported: ``+ - * /`` and unary ``-`` with broadcasting (a number is a constant tensor; ``/``
+has its own backward, as torch's);
 ``** c`` for a constant number ``c``; ``@`` for 2-D @ 2-D only, (N, D) @ (D, M) -> (N, M);
 ``sum`` / ``mean`` over ``axis=None | int | tuple`` with ``keepdims``; ``reshape``;
 ``transpose(axes)`` and ``.T``; ``exp``, ``log``, ``relu``, ``tanh``; ``logsumexp`` over one
@@ -198,14 +199,27 @@ def power(a, c):
     return out
 
 
+@_quiet
+def div(a, b):  # not a * b ** -1: 1e-310 ** -1 overflows, 1e-10 / 1e-310 does not
+    a, b = tensor(a), tensor(b)
+    broadcast_shape(a.shape, b.shape)
+    out = a._result(a.data / b.data, (a, b))
+
+    def backward():  # d(a / b)/da = 1/b; d(a / b)/db = -a/b**2, as torch computes it, -(a/b)/b
+        a._send(unbroadcast(out.grad / b.data, a.shape))
+        b._send(unbroadcast(-out.grad * (out.data / b.data), b.shape))
+    out._backward = backward
+    return out
+
+
 Tensor.__add__ = Tensor.__radd__ = add                       # 2 + t works too
 Tensor.__mul__ = Tensor.__rmul__ = mul
 Tensor.__pow__ = power
 Tensor.__neg__ = lambda a: a * -1.0                          # -a = a * (-1)
 Tensor.__sub__ = lambda a, b: a + (-tensor(b))               # a - b = a + (-b)
 Tensor.__rsub__ = lambda a, b: tensor(b) + (-a)
-Tensor.__truediv__ = lambda a, b: a * tensor(b) ** -1.0      # a / b = a * b^-1
-Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0
+Tensor.__truediv__ = div
+Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0     # 2 / t = 2 * t^-1, as torch's
 # --8<-- [end:arithmetic]
 
 
@@ -261,7 +275,7 @@ def sum_(a, axis=None, keepdims=False):
 
 def mean(a, axis=None, keepdims=False):
     count = int(np.prod([a.shape[ax] for ax in _axes(axis, a.ndim)]))
-    return sum_(a, axis, keepdims) * (1.0 / count if count else np.nan)  # mean = sum / count; NaN if empty
+    return sum_(a, axis, keepdims) / float(count)  # mean = sum / count, as torch; 0 / 0 = NaN if empty
 
 
 Tensor.sum, Tensor.mean = sum_, mean

@@ -107,6 +107,20 @@ def test_max_grad_error_checks_its_inputs():
         max_grad_error(lambda t: t.sum(), torch.zeros(3, dtype=torch.float64))
 
 
+def test_max_grad_error_refuses_a_same_shape_fn_that_is_not_elementwise():
+    # cumsum keeps the shape, but its Jacobian is lower-triangular: one perturbation of all of x
+    # measures its row sums (3, 2, 1), not its diagonal, and the "error" was 2.0 for a right backward
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    for fn in (lambda t: t.cumsum(0), lambda t: t.softmax(0), lambda t: t.flip(0)):
+        with pytest.raises(ValueError, match=r"fn is not elementwise: moving x's flat index 0 changed its "
+                                             r"output at flat index [12]; .* torch.autograd.gradcheck"):
+            max_grad_error(fn, x)
+    # elementwise functions, NaN outputs and a single element still pass the check
+    assert max_grad_error(torch.exp, x) < 1e-8
+    assert max_grad_error(lambda t: t * torch.tensor([1.0, float("nan"), 1.0], dtype=torch.float64), x) != 0
+    assert max_grad_error(lambda t: t.cumsum(0), x[:1]) < 1e-8
+
+
 def test_saved_bytes_count_what_the_graph_keeps():
     x = torch.randn(100, requires_grad=True)  # float32: 4 bytes per element
     assert saved_bytes_per_element(StableSoftplus.apply, x) == 4.0  # x only

@@ -266,6 +266,11 @@ ROWS = [
     both(T, "power", *same_f(lambda a: a ** 0), [0.0, 2.0]),  # the exponent-0 polynomial term
     both(T, "power", *same_f(lambda a: a ** 0.5), [0.0, 4.0]),
     both(T, "power", *same_f(lambda a: a ** -1), [0.0, -0.0, INF]),
+    # division is its own op, as torch's: a * b ** -1 gives inf at 1e-10 / 1e-310 and NaN for d(0 / b)/db
+    both(T, "div", *same_f(lambda a, b: a / b), [1e-10, 0.0, 1.0, 0.0, -1.0, INF], [1e-310, 1e-300, 0.0, 0.0, -0.0, 1e-310]),
+    both(T, "div", *same_f(lambda a, b: a / b), [[1e-10], [0.0]], [1e-310, 1e-300]),  # broadcast: (2, 1) / (2,)
+    # a number over a tensor: torch computes reciprocal, then multiply (inf here), and so do the engines
+    both(T, "div", *same_f(lambda a: 1e-10 / a), [1e-310, 0.0, -0.0]),
     both(T, "matmul", *same_f(lambda a, b: a @ b), np.zeros((2, 0)), np.zeros((0, 3))),
     both(T, "matmul", *same_f(lambda a, b: a @ b), np.zeros((1, 2)), [[INF], [1.0]]),
     both(T, "sum_", lambda a: a.sum(), lambda a: a.sum(), np.zeros((0, 3))),
@@ -295,6 +300,9 @@ ROWS = [
     both(S, "add", *same_f(lambda a, b: a + b), -0.0, -0.0),
     both(S, "mul", *same_f(lambda a, b: a * b), 0.0, INF),
     both(S, "mul", *same_f(lambda a, b: a * b), -0.0, NAN),
+    *[both(S, "div", *same_f(lambda a, b: a / b), a, b)
+      for a, b in ((1e-10, 1e-310), (0.0, 1e-300), (1.0, 0.0), (-1.0, 0.0), (0.0, 0.0), (NAN, 0.0), (INF, -0.0))],
+    both(S, "div", *same_f(lambda a: 1e-10 / a), 1e-310),  # a number over a Value: 1e-10 * inf, as torch
     (S, "topological_order", scalar_order_of_x_minus_x, lambda: (4, True, 4)),  # x, -1, x * -1, x + (-x)
     both(S, "backward", *same_f(lambda a: a - a), NAN),  # a fork: each use sends its share
     (S, "backward", scalar_backward_twice_from_a_leaf, torch_backward_twice_from_a_leaf),

@@ -3,8 +3,8 @@
 Edge values: 0, -0.0, +inf, -inf, NaN, and ties (relu at 0; rows whose maximum is shared, for
 logsumexp and cross_entropy). For each op the forward value and every input's gradient must
 equal torch's (float64): NaN where torch gives NaN, the same infinity where torch gives one,
-and the finite numbers to 1e-12 relative (the engines compute ``a / b`` as ``a * b ** -1``
-and use their own exp, log and tanh, so the last bits may differ). The sign of a zero is not
+and the finite numbers to 1e-12 relative (the engines use their own exp, log and tanh, so
+the last bits may differ). The sign of a zero is not
 compared. The tensor engine's backward is also seeded with random and edge gradients (NaN and
 inf arriving from later ops); the scalar engine, whose seed is always 1, gets them through a
 multiply by a constant.

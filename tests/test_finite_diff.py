@@ -21,6 +21,18 @@ def test_central_difference_on_the_hand_trace_graph():
     assert abs(g.item() - 28.0) < 1e-7
 
 
+def test_central_difference_divides_by_the_step_actually_taken():
+    # 3 + 1e-6 and 3 - 1e-6 round to floats 2.00000000028e-6 apart, not 2e-6: dividing by 2h
+    # was off by 28 * 1.4e-10 = 3.9e-9 on this quadratic, which has no truncation error at all
+    w = torch.tensor(3.0, dtype=torch.float64)
+    assert abs(central_difference(hand_trace_loss, w).item() - 28.0) < 1e-12
+    # at 3e9 the floats are 4.8e-7 apart: x + 1e-6 lands 9.5e-7 away, and d(sum)/dx is still 1
+    x = torch.tensor([3e9, -3e9, 1e10 + 0.5], dtype=torch.float64)
+    torch.testing.assert_close(central_difference(lambda t: (t - x).sum(), x), torch.ones(3, dtype=torch.float64), rtol=1e-12, atol=0)
+    analytic, numeric = check_gradient(lambda t: ((t - 1e10) ** 2).sum(), x[2:])
+    assert analytic.item() == 1.0 and abs(numeric.item() - 1.0) < 1e-9
+
+
 def test_central_difference_against_known_derivatives_on_a_matrix():
     x = torch.linspace(-1.0, 1.0, 6, dtype=torch.float64).reshape(2, 3)
     g = central_difference(lambda t: torch.sin(t).sum(), x)

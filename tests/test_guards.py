@@ -109,3 +109,32 @@ def test_nan_gradient_is_caught():
 def test_bad_input_says_what_to_do(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_assert_no_graph_walks_every_container_it_accepts():
+    import collections
+
+    import numpy as np
+
+    loss = (torch.ones(2, requires_grad=True) * 2).sum()
+    holders = {
+        "a deque": (collections.deque([1.0, loss]), r"log\[1\]"),
+        "a set": ({loss}, r"list\(log\)\[0\]"),
+        "a frozenset": (frozenset([loss]), r"list\(log\)\[0\]"),
+        "dict values": ({"val": loss}.values(), r"list\(log\)\[0\]"),
+        "dict items": ({"val": loss}.items(), r"list\(log\)\[0\]\[1\]"),
+        "a dict key": ({loss: "val"}, r"list\(log\)\[0\]"),
+        "a nested dict": ({"a": {"b": [0.5, loss]}}, r"log\['a'\]\['b'\]\[1\]"),
+        "an OrderedDict": (collections.OrderedDict(val=loss), r"log\['val'\]"),
+    }
+    for name, (holder, where) in holders.items():
+        with pytest.raises(GuardError, match=where + r" requires grad \(grad_fn=SumBackward0\)"):
+            assert_no_graph(holder, "log")
+    with pytest.raises(TypeError, match=r"log is an iterator: pass list\(log\)"):
+        assert_no_graph(iter([loss]), "log")
+    # what holds no graph passes: detached values, numbers, text, arrays of numbers, a list that holds itself
+    itself = [loss.detach()]
+    itself.append(itself)
+    for fine in (itself, collections.deque([loss.item()]), {loss.detach()}, {"a": "text"}.values(),
+                 np.ones((3, 3)), range(10 ** 12), b"bytes"):
+        assert_no_graph(fine, "log")

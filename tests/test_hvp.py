@@ -98,3 +98,30 @@ def test_penalty_rejects_bad_shapes():
     critic = nn.Linear(2, 1)
     with pytest.raises(ValueError, match=r"must both be \(N, D\)"):
         gradient_penalty(critic, torch.ones(4, 2), torch.ones(3, 2))
+
+
+@pytest.mark.parametrize("dtype, rtol", [(torch.float16, 4e-3), (torch.bfloat16, 3e-2), (torch.float64, 1e-12)])
+def test_penalty_follows_the_critics_dtype(dtype, rtol):
+    # real == fake: every interpolate is real itself, whatever the mixing weights, so the penalty
+    # is mean((|grad critic(real)| - 1)^2), computed here in float64 on the same (rounded) numbers
+    torch.manual_seed(0)
+    critic = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1)).to(dtype)
+    real = torch.randn(5, 2).to(dtype)                     # (N, D)
+    p = gradient_penalty(critic, real, real.clone())
+    assert p.dtype == dtype
+    p.backward()
+    assert all(q.grad.dtype == dtype for q in critic.parameters() if q.grad is not None)
+    exact = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+    exact.load_state_dict({k: v.double() for k, v in critic.state_dict().items()})
+    x = real.double().requires_grad_(True)
+    (g,) = torch.autograd.grad(exact(x).sum(), x)
+    want = ((g.norm(dim=1) - 1) ** 2).mean()
+    torch.testing.assert_close(p.double(), want, rtol=rtol, atol=0)
+
+
+def test_penalty_refuses_an_empty_batch_and_mixed_dtypes():
+    critic = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match=r"real and fake are empty, \(0, 2\): the penalty is a mean over samples; pass N >= 1"):
+        gradient_penalty(critic, torch.ones(0, 2), torch.ones(0, 2))
+    with pytest.raises(TypeError, match="real is torch.float32 and fake torch.float64: pass both in the critic's dtype"):
+        gradient_penalty(critic, torch.ones(3, 2), torch.ones(3, 2, dtype=torch.float64))

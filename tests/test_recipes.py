@@ -79,3 +79,44 @@ def test_bad_arguments_say_what_to_do():
         accumulate_gradients(model, loss_fn, x, y[:4], 2)
     with pytest.raises(ValueError, match="must return the mean loss"):
         accumulate_gradients(model, torch.nn.MSELoss(reduction="none"), x, y, 2)
+
+
+def test_a_batchnorm_model_is_refused_before_any_forward():
+    """In training mode BatchNorm normalises with its batch's statistics: four micro-batches of
+    two rows are not one batch of eight. The refusal comes first: no running statistic moves."""
+    torch.manual_seed(4)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2)).double()
+    x, y = torch.randn(8, 3, dtype=torch.float64), torch.randn(8, 2, dtype=torch.float64)
+    loss_fn = torch.nn.MSELoss()
+    _, full = full_batch_grads(model, loss_fn, x, y)
+    for xm, ym in zip(x.chunk(4), y.chunk(4)):  # the loop the recipe would run, written out
+        (loss_fn(model(xm), ym) / 4).backward()
+    assert not torch.allclose(model[0].weight.grad, full[0])  # not the full-batch gradient
+    model.zero_grad()
+    bn = model[1]
+    before = (bn.running_mean.clone(), bn.num_batches_tracked.clone())
+    with pytest.raises(ValueError, match=r"model.1 \(BatchNorm1d\) normalises with the mean and variance of its batch"):
+        accumulate_gradients(model, loss_fn, x, y, 4)
+    assert torch.equal(bn.running_mean, before[0]) and torch.equal(bn.num_batches_tracked, before[1])
+
+
+@pytest.mark.parametrize("loss_fn", [torch.nn.CrossEntropyLoss(ignore_index=2),
+                                     torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0, 3.0, 0.5], dtype=torch.float64))],
+                         ids=["ignore_index", "class weights"])
+def test_a_weighted_mean_is_refused_and_the_advice_gives_the_full_batch_gradient(loss_fn):
+    torch.manual_seed(5)
+    model = make_model()  # (N, 3) -> (N, 2): two logits; a third class only for the weights
+    model[2] = torch.nn.Linear(5, 3).double()
+    x, y = torch.randn(8, 3, dtype=torch.float64), torch.tensor([0, 2, 1, 2, 2, 0, 1, 1])
+    _, full = full_batch_grads(model, loss_fn, x, y)
+    with pytest.raises(ValueError, match=r"loss_fn weights its rows .* each micro-batch's reduction='sum' loss "
+                                         r"divided by the full batch's total weight"):
+        accumulate_gradients(model, loss_fn, x, y, 2)
+    assert all(p.grad is None for p in model.parameters())  # cleared
+    summed = torch.nn.CrossEntropyLoss(weight=loss_fn.weight, ignore_index=loss_fn.ignore_index, reduction="sum")
+    weight = torch.ones(3, dtype=torch.float64) if loss_fn.weight is None else loss_fn.weight
+    total_weight = (weight[y] * (y != loss_fn.ignore_index)).sum()  # ignored rows weigh 0
+    for xm, ym in zip(x.chunk(2), y.chunk(2)):
+        (summed(model(xm), ym) / total_weight).backward()
+    for p, g in zip(model.parameters(), full):
+        torch.testing.assert_close(p.grad, g)

@@ -346,3 +346,14 @@ def test_benchmark_runs():
     result = bench(repeats=2, warmup=0, batch=4, sizes=(3, 5, 2))
     assert set(result) == {"engine", "torch", "ratio"}
     assert result["engine"] > 0 and result["torch"] > 0
+
+
+def test_division_and_mean_round_as_torchs():
+    # torch divides (a / b, and a mean as sum / count); multiplying by the reciprocal rounds
+    # otherwise in the last bit on these three numbers, and overflows for a tiny divisor
+    x = [0.1257302210933933, -0.1321048632913019, 0.6404226504432821]  # (3,)
+    t = torch.tensor(x, dtype=torch.float64)
+    assert Tensor(x).mean().data.item() == t.mean().item() != t.sum().item() * (1 / 3)
+    assert (Tensor(x) / 3.0).data.tolist() == (t / 3.0).tolist()
+    assert (Tensor([1e-10]) / Tensor([1e-310])).data.tolist() == (torch.tensor([1e-10], dtype=torch.float64) /
+                                                                  torch.tensor([1e-310], dtype=torch.float64)).tolist()

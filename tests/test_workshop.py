@@ -165,7 +165,33 @@ ANSWERS = [
     ("softmax_ce, imports the reference", "softmax_ce",
      "from snippets.workshop.softmax_ce import backward as ref\n\n\ndef backward(grad_loss, logits, target):\n"
      "    return ref(grad_loss, logits, target)\n", 1,
-     "FAIL  refused: your backward uses snippets.workshop.softmax_ce, the book's reference solution"),
+     "your backward called backward of softmax_ce (the book's reference solution) on case 1"),
+    # what the file imports is not judged, what the backward calls is: the task's given forward may be
+    # imported (a file that re-exports it defines no forward of its own) and called
+    ("linear, imports the given forward", "linear", "from snippets.workshop.linear import forward\n" + LIN + """\
+    rows = grad_y.reshape(-1, W.shape[1])
+    return grad_y @ W.T, x.reshape(-1, W.shape[0]).T @ rows, rows.sum(0)
+""", 0, "ok    forward: the task's forward (you defined none): output equals torch's on 6 cases"),
+    ("linear, re-exports the reference backward", "linear", "from snippets.workshop.linear import backward, forward\n", 2,
+     "its backward is snippets.workshop.linear.backward, the book's reference solution, imported: define your own"),
+    ("softmax_ce, calls the given forward", "softmax_ce", "import snippets.workshop.softmax_ce as task\n" + SCE + """\
+    assert task.forward(logits, target).shape == ()
+    p = torch.softmax(logits, 1)
+    p[range(logits.shape[0]), target] -= 1
+    return (p / logits.shape[0] * grad_loss,)
+""", 0, "all checks passed"),
+    ("softmax_ce, forward mode imported by name before the check", "softmax_ce",
+     "from torch.autograd.forward_ad import dual_level, make_dual, unpack_dual\n" + SCE + """\
+    with dual_level():
+        out = F.cross_entropy(make_dual(logits, torch.ones_like(logits)), target)
+        return (unpack_dual(out).tangent * 0 + logits * 0,)
+""", 1, "your backward called forward-mode autograd (torch.func.jvp, jacfwd or make_dual) on case 1"),
+    ("softmax_ce, autograd imported by name before the check", "softmax_ce",
+     "from torch.autograd import grad\n" + SCE + """\
+    x = logits.detach().requires_grad_()
+    with torch.enable_grad():
+        return grad(F.cross_entropy(x, target), x, grad_loss)
+""", 1, "your backward called autograd (torch.autograd.grad, .backward() or torch.func) on case 1"),
     ("softmax_ce, imports the reference at call time", "softmax_ce", SCE + """\
     import importlib
     return importlib.import_module("snippets.workshop.softmax_ce").backward(grad_loss, logits, target)
@@ -368,13 +394,20 @@ def test_list_and_bad_usage_messages(capsys, tmp_path):
     err = usage_error(["check", "layernorm", "x.py", "--starter"], capsys)
     assert "pass FILE or --starter, not both" in err
     assert "--seed must be an int >= 0" in usage_error(["check", "linear", "--seed", "-1"], capsys)
+    assert ("argument --seed: 18446744073709551616 is outside torch's range of seeds, -2**63 to 2**64 - 1"
+            in usage_error(["check", "linear", "--seed", str(2 ** 64)], capsys))
+    with pytest.raises(TypeError, match=r"seed must be an int >= 0 and < 2\*\*64"):
+        check("linear", get_task("linear").backward, seed=2 ** 64)
+    assert check("linear", get_task("linear").backward, seed=2 ** 64 - 1).passed  # torch's largest seed
     assert "--hint must be 1 or more" in usage_error(["check", "linear", "--hint", "-2"], capsys)
     assert "TASK" in usage_error(["check"], capsys)
 
 
 def test_a_file_that_raises_on_import_is_bad_usage_and_shows_the_traceback(tmp_path, capsys):
-    bad = reader_file(tmp_path, "def backward(grad_y, x:\n")
-    assert "raised SyntaxError" in usage_error(["check", "maxpool", str(bad)], capsys)
+    bad = reader_file(tmp_path, "import torch\n\n\ndef backward(grad_y, x:\n    return (grad_y,)\n")
+    err = usage_error(["check", "maxpool", str(bad)], capsys)
+    assert "raised SyntaxError" in err and f'File "{bad}", line 4\n    def backward(grad_y, x:\n' in err, err
+    assert "SyntaxError: '(' was never closed" in err and "<frozen" not in err
     bad = reader_file(tmp_path, "import torch\n\ndef f():\n    return torch.ones(2) @ torch.ones(3)\n\nf()\n", "raises.py")
     err = usage_error(["check", "maxpool", str(bad)], capsys)
     assert "raises.py\", line 4, in f" in err and "RuntimeError:" in err

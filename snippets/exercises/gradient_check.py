@@ -103,10 +103,10 @@ def check(fn, seeds=(0, 1, 2)):
 
 def main(argv=()):
     """``python -m snippets.exercises.gradient_check [--seed S]``: starter and solution, then the check."""
-    from snippets._cli import parser
+    from snippets._cli import parser, seed
 
     cli = parser("snippets.exercises.gradient_check", __doc__)
-    cli.add_argument("--seed", type=int, default=0, help="seed of the network's tensors (default 0)")
+    cli.add_argument("--seed", type=seed, default=0, help="seed of the network's tensors (default 0)")
     args = cli.parse_args(argv)
     for name, fn in (("starter (float32, h=1e-5)", starter), ("solution (float64, h=1e-6)", solution)):
         r = fn(seed=args.seed)

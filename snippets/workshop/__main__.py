@@ -2,12 +2,14 @@
 
 Exit status: 0 when every check passes, 1 when one fails (or the code is refused), 2 when
 nothing could be checked: an unknown task, a FILE that does not exist, exits or raises when
-it is run, or defines no ``backward``.
+it is run, or defines no ``backward`` of its own (none, or the reference solution's, imported);
+and a ``--seed`` outside torch's range of seeds.
 """
 
 import argparse
 import sys
 
+from snippets._cli import seed
 from snippets.workshop.check import LoadError, check, get_task, load, starter_path, tasks
 
 
@@ -21,7 +23,7 @@ def parser():
     c.add_argument("file", metavar="FILE", nargs="?",
                    help="a Python file defining backward(...) (and optionally forward(...))")
     c.add_argument("--starter", action="store_true", help="check the task's starter instead")
-    c.add_argument("--seed", type=int, metavar="N", help="draw the cases from seed N (the report prints the "
+    c.add_argument("--seed", type=seed, metavar="N", help="draw the cases from seed N (the report prints the "
                    "seed of every run; the same seed replays the same cases)")
     c.add_argument("--hint", type=int, metavar="N", default=0,
                    help="on a failure, show hint N on it (1 points the way; the last gives the formula)")

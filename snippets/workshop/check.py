@@ -18,7 +18,9 @@ for the failure (the first hints point, the last gives the formula).
 
 The reader's code is refused, with a message, when it calls autograd (``torch.autograd.grad``,
 ``.backward()``, ``torch.func``), calls into the book's reference solution
-(``snippets.workshop.<task>``), or writes in place into ``grad_out`` or an input. An exception
+(``snippets.workshop.<task>``; the task's given ``forward`` may be imported and called), or
+writes in place into ``grad_out`` or an input. What is judged is what the code calls while it
+runs, not what its file imports. An exception
 in it (``sys.exit`` included) is a failed check that names the case and shows its traceback.
 It returns a ``Report``: ``report.passed`` and ``str(report)``, the lines a reader sees.
 """
@@ -32,6 +34,7 @@ import types
 from pathlib import Path
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 TOL = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-5, 2e-4)}  # (atol, rtol); atol scales with max|want|
 HERE = Path(__file__).resolve()
@@ -163,11 +166,26 @@ def _task_files():
     return {str(HERE.parent / f"{name}.py") for name in TASKS}
 
 
+class _NoReverseMode(TorchFunctionMode):
+    """Sees every torch call, however the reader imported it: refuses the entries of reverse mode."""
+
+    def __init__(self, refuse):
+        super().__init__()
+        self.refuse = refuse
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if any(func is f for f in (torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward)):
+            self.refuse()  # torch.func's grad, vjp and jacrev call torch.autograd.grad
+        return func(*args, **(kwargs or {}))
+
+
 class _Guard:
-    """While the reader's code runs: refuse autograd and calls into the reference solution."""
+    """While the reader's code runs: refuse autograd and calls into the reference solution (the
+    book's code in ``files``, except the tasks' given ``forward``, which the reader may call)."""
 
     def __init__(self, files):
         self.refused, self.files = None, files
+        self.given = {mod.forward.__code__ for mod in tasks().values()} if files else set()
 
     def _refuse(self, what):
         def refuse(*args, **kwargs):
@@ -175,32 +193,42 @@ class _Guard:
             raise _Refused(what)
         return refuse
 
+    def _in_given(self, frame):
+        """True inside a task's given forward (in it, or in code it calls)."""
+        while frame is not None and frame.f_code not in self.given:
+            frame = frame.f_back
+        return frame is not None
+
     def _profile(self, frame, event, arg):
-        if event == "call" and frame.f_code.co_filename in self.files and not self.refused:
+        if event == "call" and frame.f_code.co_filename in self.files and not self.refused and not self._in_given(frame):
             self.refused = f"{frame.f_code.co_name} of {Path(frame.f_code.co_filename).stem} (the book's reference solution)"
             raise _Refused(self.refused)
 
     def __enter__(self):
         import torch.autograd.forward_ad as fwad
-        self.saved = [(torch.autograd, "_engine_run_backward", torch.autograd._engine_run_backward),
-                      (fwad, "make_dual", fwad.make_dual)]
-        torch.autograd._engine_run_backward = self._refuse("autograd (torch.autograd.grad, .backward() or torch.func)")
-        fwad.make_dual = self._refuse("forward-mode autograd (torch.func.jvp, jacfwd or make_dual)")
+        self.saved = [(fwad, name, getattr(fwad, name)) for name in ("make_dual", "enter_dual_level")]
+        for name in ("make_dual", "enter_dual_level"):  # dual_level() enters through the second
+            setattr(fwad, name, self._refuse("forward-mode autograd (torch.func.jvp, jacfwd or make_dual)"))
+        self.mode = _NoReverseMode(self._refuse("autograd (torch.autograd.grad, .backward() or torch.func)"))
+        self.mode.__enter__()
         self.profile = sys.getprofile()
         sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc):
         sys.setprofile(self.profile)
+        self.mode.__exit__(None, None, None)
         for owner, name, value in self.saved:
             setattr(owner, name, value)
         return False
 
 
-def _reader_frames(tb):
-    """The traceback from the reader's code on: the checker's own frames left out."""
-    frames = [f for f in traceback.extract_tb(tb) if Path(f.filename).resolve() != HERE]
-    return "".join(traceback.format_list(frames)).rstrip("\n")
+def _reader_frames(exc):
+    """The traceback of ``exc`` from the reader's code on (the checker's and the import system's
+    frames left out), then the exception's own lines: for a SyntaxError, its file, line and caret."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve() != HERE and not f.filename.startswith("<frozen ")]
+    return "".join(traceback.format_list(frames) + traceback.format_exception_only(exc)).rstrip("\n")
 
 
 def _call(fn, args, what, case, files):
@@ -216,8 +244,7 @@ def _call(fn, args, what, case, files):
         shown = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else type(exc).__name__
         msg = str(exc).splitlines()[0] if str(exc) and not isinstance(exc, SystemExit) else ""
         raise Mismatch(f"your {what} {'called' if isinstance(exc, SystemExit) else 'raised'} {shown} on {case}" + (f": {msg}" if msg else "") + "\n"
-                       f"traceback (most recent call last):\n{_reader_frames(exc.__traceback__)}\n"
-                       f"{traceback.format_exception_only(exc)[-1].rstrip()}", "raised", "raised") from None
+                       f"traceback (most recent call last):\n{_reader_frames(exc)}", "raised", "raised") from None
     if guard.refused:
         raise Mismatch(f"your {what} called {guard.refused} on {case}", "refused", "refused")
     return result
@@ -408,19 +435,6 @@ def _task_module(task, where):
                     f"or its module, get_task('linear'); got {type(task).__name__}")
 
 
-def uses_reference(fn):
-    """The name of a reference-solution module that ``fn`` can reach through its globals or
-    closure (a module ``snippets.workshop.<task>``, or a function or class from one), else None."""
-    refs = {f"snippets.workshop.{name}" for name in tasks()}
-    values = list(getattr(fn, "__globals__", {}).values())
-    values += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ()) if c.cell_contents is not None]
-    for v in values:
-        name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None)
-        if name in refs:
-            return name
-    return None
-
-
 def check(task, backward, forward=None, who="your code", seed=None, hint=0, how=None):
     """Check ``backward`` (and ``forward``, else the task's own) for the task named ``task``, on
     cases drawn from ``seed`` (fresh when None). ``who`` names the code in the report's first line;
@@ -432,19 +446,14 @@ def check(task, backward, forward=None, who="your code", seed=None, hint=0, how=
         raise TypeError(f"check({mod.NAME!r}, backward, forward): forward must be a function {mod.SIGNATURE_FORWARD}")
     if seed is None:
         seed = secrets.randbelow(10 ** 6)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise TypeError(f"check(..., seed): seed must be an int >= 0 (the report prints the one it used), got {seed!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2 ** 64:
+        raise TypeError(f"check(..., seed): seed must be an int >= 0 and < 2**64, torch's largest seed being "
+                        f"2**64 - 1 (the report prints the one it used), got {seed!r}")
     if not isinstance(hint, int) or isinstance(hint, bool) or hint < 0:
         raise TypeError(f"check(..., hint): hint must be an int >= 0 (1 for the first hint), got {hint!r}")
     how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     report = Report(f"check {mod.NAME} ({who}): {mod.TITLE}")
     report.note("seed", f"{seed} (the same seed replays these cases)")
-    for fn, what in ((backward, "backward"), (forward, "forward")):
-        ref = fn is not None and fn not in (mod.backward, mod.forward) and uses_reference(fn)
-        if ref:
-            report.fail("refused", f"your {what} uses {ref}, the book's reference solution")
-            report.note("do", ADVICE["refused"])
-            return report
     exc = run_checks(mod, forward or mod.forward, backward, report, forward is not None, seed)
     if exc is not None:
         for prefix, text in _hint_lines(mod, exc, hint, how):
@@ -458,7 +467,9 @@ class LoadError(Exception):
 
 def load(path, mod):
     """The ``backward`` (and ``forward``, or None) defined in the Python file ``path``, for the
-    task ``mod`` (a task name or module). Raises LoadError when running the file exits or raises."""
+    task ``mod`` (a task name or module); a ``forward`` that is the task's own, imported, counts
+    as none. Raises LoadError when running the file exits or raises (a SyntaxError shows its
+    file, line and caret), or when its backward is a reference solution's, imported."""
     if not isinstance(path, (str, Path)):
         raise TypeError(f"load(path, mod): path must be the path of a Python file (a str or Path), "
                         f"got {type(path).__name__}")
@@ -476,14 +487,18 @@ def load(path, mod):
                         "define backward without exiting, or put the call under if __name__ == \"__main__\":") from None
     except Exception as exc:
         raise LoadError(f"running {path} raised {type(exc).__name__} at import, so nothing was checked:\n"
-                        f"{_reader_frames(exc.__traceback__)}\n"
-                        f"{traceback.format_exception_only(exc)[-1].rstrip()}") from None
+                        f"{_reader_frames(exc)}") from None
     backward = getattr(module, "backward", None)
     if not callable(backward):
         raise AttributeError(f"{path} defines no function backward: define {mod.SIGNATURE_BACKWARD}")
+    if getattr(getattr(backward, "__code__", None), "co_filename", None) in _task_files():
+        raise LoadError(f"{path}: its backward is {backward.__module__}.backward, the book's reference solution, "
+                        f"imported: define your own {mod.SIGNATURE_BACKWARD}")
     forward = getattr(module, "forward", None)
     if forward is not None and not callable(forward):
         raise AttributeError(f"{path}: forward is not a function: define {mod.SIGNATURE_FORWARD}, or remove it")
+    if forward is mod.forward:  # the task's given forward, imported: the file defines none of its own
+        forward = None
     return backward, forward
 
 
