@@ -54,6 +54,10 @@ def run_block(block: Block, namespace: dict) -> str:
         warnings.simplefilter("always")
         # Python ignores ResourceWarning by default, so a reader never sees one either.
         warnings.simplefilter("ignore", ResourceWarning)
+        # ...nor a DeprecationWarning that library code triggers (one a library module emits when
+        # it is imported, say); one triggered by the block's own code (__main__) is shown.
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        warnings.filterwarnings("always", category=DeprecationWarning, module="__main__")
         try:
             exec(compile(code, block.where, "exec"), namespace)  # noqa: S102 - that is the job
         except Exception as exc:  # noqa: BLE001 - compared with the marker below

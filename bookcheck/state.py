@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import random
+import sys
 
 
 def _opts():
@@ -120,6 +121,11 @@ def reset_torch_state(seed: int) -> None:
         if write not in done:
             write(base)
             done.add(write)
+    # torch.compile's caches: a graph compiled by an earlier block is not reused, and its
+    # entries do not count toward the recompile limit of a later block's function.
+    dynamo = sys.modules.get("torch._dynamo")
+    if dynamo is not None:
+        dynamo.reset()
     random.seed(seed)
     numpy.random.seed(seed)
     torch.manual_seed(seed)

@@ -136,6 +136,8 @@ def _started(kernels: str, start_method: str) -> None:
     _IN_WORKER = kernels
     if kernels == "plain":
         os.environ.update(PLAIN_ENVIRONMENT)
+        if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):  # kernels compiled for the vector ISA do not load here
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.environ["TORCHINDUCTOR_CACHE_DIR"], "plain")
     # A spawned interpreter makes spawn its default; a reader's script has the platform's
     # default (a DataLoader with workers pickles nothing under fork, everything under spawn).
     multiprocessing.set_start_method(start_method, force=True)

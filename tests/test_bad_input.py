@@ -58,6 +58,16 @@ def backward_with(model, grad_value):
     return model
 
 
+def _opt_and_scaler():
+    """(optimizer, GradScaler) of a fresh Linear: the last two arguments of scaled_step."""
+    return torch.optim.SGD(linear().parameters(), lr=0.1), torch.amp.GradScaler("cpu")
+
+
+def _scalar_loss():
+    """A scalar loss with a graph, from a fresh Linear."""
+    return linear()(torch.ones(1, 2)).sum()
+
+
 def frozen():
     return linear().requires_grad_(False)
 
@@ -142,11 +152,10 @@ def _cases():
         # explain
         ("explain", "explain", "type", lambda: call("explain", "explain")(3), TypeError, "must be an error message"),
         ("explain", "explain", "shape", lambda: call("explain", "explain")("  \n"), ValueError, "text is empty"),
+        ("explain", "normalise", "type", lambda: call("explain", "normalise")(b"RuntimeError: x"), TypeError, "must be an error message"),
+        ("explain", "drop_tails", "type", lambda: call("explain", "drop_tails")(None), TypeError, "must be an error message"),
         ("explain", "main", "type", lambda: call("explain", "main")(["--all=yes"]), SystemExit, "2"),
         ("explain", "main", "shape", lambda: call("explain", "main")(["--unknown", "x"]), SystemExit, "2"),
-        # compile_check
-        ("compile_check", "eager_vs_compiled", "type", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes="8"), ValueError, "batch_sizes must be positive integers"),
-        ("compile_check", "eager_vs_compiled", "shape", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes=()), ValueError, "batch_sizes must be positive integers"),
         # contract
         ("contract", "check_input", "type", lambda: call("contract", "check_input")([1.0]), TypeError, "x must be a torch.Tensor, got list"),
         ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.ones(3), shape=(None, 4)), ValueError, r"x must have shape \(\*, 4\), got \(3,\)"),
@@ -193,6 +202,51 @@ def _cases():
         ("scale.launch", "run_ranks", "type", lambda: call("scale.launch", "run_ranks")(lambda r, w: r), TypeError, "top level of an importable module"),
         ("scale.launch", "run_ranks", "shape", lambda: call("scale.launch", "run_ranks")(math.floor, world_size=9), ValueError, "world_size must be an int from 1 to 8"),
         ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=NAN), ValueError, "timeout must be a positive number of seconds; got nan"),
+        # scale.ddp
+        ("scale.ddp", "shard", "type", lambda: call("scale.ddp", "shard")("0"), ValueError, "rank must be an int from 0 to 1; got '0'"),
+        ("scale.ddp", "shard", "shape", lambda: call("scale.ddp", "shard")(0, 4), ValueError, "run it with world_size=2, not 4"),
+        ("scale.ddp", "shard", "nonfinite", lambda: call("scale.ddp", "shard")(NAN), ValueError, "rank must be an int from 0 to 1; got nan"),
+        ("scale.ddp", "make_model", "type", lambda: call("scale.ddp", "make_model")("1"), TypeError, "fill must be a number"),
+        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(math.inf), ValueError, "fill must be finite"),
+        ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), [1.0], None), AttributeError, "'list' object has no attribute 'shape'"),
+        ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 1)), ValueError, r"x must be \(m, 2\) and y \(m, 1\); got \(2, 3\)"),
+        ("scale.ddp", "full_batch_gradients", "type", lambda: call("scale.ddp", "full_batch_gradients")([linear()]), TypeError, "model must be an nn.Module"),
+        ("scale.ddp", "Checkpointed", "type", lambda: call("scale.ddp", "Checkpointed")(tied="yes"), TypeError, "tied must be True or False; got 'yes'"),
+        # scale.fsdp
+        ("scale.fsdp", "shard", "type", lambda: call("scale.fsdp", "shard")(1.0), ValueError, "rank must be an int from 0 to 1; got 1.0"),
+        ("scale.fsdp", "shard", "shape", lambda: call("scale.fsdp", "shard")(0, 3), ValueError, "run it with world_size=2, not 3"),
+        ("scale.fsdp", "shard", "nonfinite", lambda: call("scale.fsdp", "shard")(math.inf), ValueError, "rank must be an int from 0 to 1; got inf"),
+        ("scale.fsdp", "make_model", "type", lambda: call("scale.fsdp", "make_model")("float64"), TypeError, "dtype must be a floating torch.dtype"),
+        ("scale.fsdp", "make_model", "shape", lambda: call("scale.fsdp", "make_model")(torch.int64), TypeError, "dtype must be a floating torch.dtype, such as torch.float64; got torch.int64"),
+        ("scale.fsdp", "loss_fn", "type", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), [[1.0] * 4]), TypeError, r"x must be a tensor of shape \(m, 4\); got list"),
+        ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(4, dtype=torch.float64)), ValueError, r"x must be a tensor of shape \(m, 4\); got shape \(4,\)"),
+        ("scale.fsdp", "shard_model", "type", lambda: call("scale.fsdp", "shard_model")(linear(), None), TypeError, r"model must be an nn.Sequential such as make_model\(\); got Linear"),
+        # scale.compiled
+        ("scale.compiled", "CompileLog", "type", lambda: call("scale.compiled", "CompileLog")(aot="yes"), TypeError, "aot must be True"),
+        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")([linear()], torch.ones(1, 2)), TypeError, "model must be a torch.nn.Module; got list"),
+        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), [[1.0, 2.0]]), TypeError, "x must be a tensor"),
+        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2), backend=3), TypeError, "backend must be a backend's name"),
+        ("scale.compiled", "eager_vs_compiled", "shape", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2, dtype=torch.long)), ValueError, r"x must be a non-empty floating-point batch.*torch.int64"),
+        ("scale.compiled", "eager_vs_compiled", "shape", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(0, 2)), ValueError, r"x must be a non-empty floating-point batch.*\(0, 2\)"),
+        ("scale.compiled", "eager_vs_compiled", "nonfinite", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.tensor([[NAN, 1.0]])), ValueError, "x holds NaN or inf"),
+        # scale.mixed_precision
+        ("scale.mixed_precision", "ulp", "type", lambda: call("scale.mixed_precision", "ulp")("1.0", torch.bfloat16), TypeError, "x must be a number"),
+        ("scale.mixed_precision", "ulp", "type", lambda: call("scale.mixed_precision", "ulp")(1.0, torch.int32), TypeError, "dtype must be one of torch.float16"),
+        ("scale.mixed_precision", "ulp", "shape", lambda: call("scale.mixed_precision", "ulp")(torch.ones(2), torch.bfloat16), ValueError, r"x must be one number; got a tensor of shape \(2,\)"),
+        ("scale.mixed_precision", "ulp", "nonfinite", lambda: call("scale.mixed_precision", "ulp")(NAN, torch.bfloat16), ValueError, "x must be finite; got nan"),
+        ("scale.mixed_precision", "ulp", "nonfinite", lambda: call("scale.mixed_precision", "ulp")(1e6, torch.float16), ValueError, "rounds to inf in torch.float16"),
+        ("scale.mixed_precision", "applied_update", "type", lambda: call("scale.mixed_precision", "applied_update")(1.0, None, torch.bfloat16), TypeError, "delta must be a number"),
+        ("scale.mixed_precision", "applied_update", "shape", lambda: call("scale.mixed_precision", "applied_update")(torch.ones(2, 2), 1e-3, torch.bfloat16), ValueError, r"w must be one number; got a tensor of shape \(2, 2\)"),
+        ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(1.0, math.inf, torch.bfloat16), ValueError, "delta must be finite; got inf"),
+        ("scale.mixed_precision", "scaled_step", "type", lambda: call("scale.mixed_precision", "scaled_step")(1.0, *_opt_and_scaler()), TypeError, "loss must be a tensor"),
+        ("scale.mixed_precision", "scaled_step", "type", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), linear(), None), TypeError, "optimizer must be a torch.optim.Optimizer"),
+        ("scale.mixed_precision", "scaled_step", "shape", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss().expand(2), *_opt_and_scaler()), ValueError, r"loss must be a scalar tensor; got shape \(2,\)"),
+        ("scale.mixed_precision", "scaled_step", "nonfinite", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), *_opt_and_scaler(), max_norm=NAN), ValueError, "max_norm must be a positive finite number or None; got nan"),
+        # scale.checkpointing
+        ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(linear(), torch.ones(1, 2), "none"), TypeError, "model must be an nn.Sequential of blocks"),
+        ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(1, 2), "full"), ValueError, "mode must be one of 'none'"),
+        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(0, 2), "none"), ValueError, r"x must hold a batch \(N, D\) with N >= 1; got shape \(0, 2\)"),
+        ("scale.checkpointing", "checkpoint_costs", "nonfinite", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.tensor([[NAN, 1.0]]), "none"), ValueError, "x holds inf or NaN"),
         # distributed_accumulation
         ("distributed_accumulation", "make_data", "type", lambda: call("distributed_accumulation", "make_data")("8"), ValueError, "n must be a positive int; got '8'"),
         ("distributed_accumulation", "make_data", "shape", lambda: call("distributed_accumulation", "make_data")(0), ValueError, "n must be a positive int; got 0"),
@@ -202,9 +256,9 @@ def _cases():
         ("distributed_accumulation", "loss_fn", "shape", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2)), ValueError, r"x must be \(m, 3\) and y \(m, 1\); got \(2, 3\) and \(2,\)"),
         ("distributed_accumulation", "full_batch_gradient", "type", lambda: call("distributed_accumulation", "full_batch_gradient")(world_size="2"), ValueError, "world_size must be a positive int; got '2'"),
         ("distributed_accumulation", "full_batch_gradient", "shape", lambda: call("distributed_accumulation", "full_batch_gradient")(k=0), ValueError, "k must be a positive int; got 0"),
-        ("distributed_accumulation", "run", "type", lambda: call("distributed_accumulation", "run")(k=2.0), ValueError, "k must be a positive int; got 2.0"),
-        ("distributed_accumulation", "run", "shape", lambda: call("distributed_accumulation", "run")(world_size=0), ValueError, "world_size must be a positive int; got 0"),
-        ("distributed_accumulation", "run", "nonfinite", lambda: call("distributed_accumulation", "run")(m=math.inf), ValueError, "m must be a positive int; got inf"),
+        ("distributed_accumulation", "by_hand", "type", lambda: call("distributed_accumulation", "by_hand")(0, 2, k=2.0), ValueError, "k must be a positive int; got 2.0"),
+        ("distributed_accumulation", "by_hand", "shape", lambda: call("distributed_accumulation", "by_hand")(0, 0), ValueError, "world_size must be a positive int; got 0"),
+        ("distributed_accumulation", "by_hand", "nonfinite", lambda: call("distributed_accumulation", "by_hand")(0, 2, m=math.inf), ValueError, "m must be a positive int; got inf"),
         # edge_semantics
         ("edge_semantics", "grad_at", "type", lambda: call("edge_semantics", "grad_at")(torch.sin, "1"), TypeError, "point must be a float or a list of floats, got str"),
         ("edge_semantics", "grad_at", "type", lambda: call("edge_semantics", "grad_at")(lambda x: 1.0, 1.0), TypeError, "fn must return a tensor, got float"),
@@ -424,6 +478,8 @@ def _cases():
         ("scalar_engine", "add", "shape", lambda: se.Value(1.0) + torch.ones(2), TypeError, "got Tensor"),
         ("scalar_engine", "mul", "type", lambda: se.Value(1.0) * None, TypeError, "got NoneType"),
         ("scalar_engine", "mul", "shape", lambda: se.Value(1.0) * [2.0], TypeError, "got list"),
+        ("scalar_engine", "div", "type", lambda: se.Value(1.0) / "2", TypeError, "a Value combines only with Values, ints and floats, got str"),
+        ("scalar_engine", "div", "shape", lambda: se.Value(1.0) / torch.ones(2), TypeError, "got Tensor"),
         ("scalar_engine", "power", "type", lambda: se.Value(2.0) ** se.Value(3.0), TypeError, "only a constant int or float exponent"),
         ("scalar_engine", "power", "shape", lambda: se.Value(-8.0) ** (1 / 3), ValueError, "is not a real number: the base must be >= 0"),
         ("scalar_engine", "rpower", "type", lambda: 2 ** se.Value(3.0), TypeError, "for a Value exponent e write"),
@@ -458,6 +514,8 @@ def _cases():
         ("tensor_engine", "add", "shape", lambda: T(np.ones((2, 3))) + T(np.ones(2)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
         ("tensor_engine", "mul", "type", lambda: T([1.0]) * "x", TypeError, "got str"),
         ("tensor_engine", "mul", "shape", lambda: T(np.ones(3)) * T(np.ones(2)), ValueError, "do not broadcast"),
+        ("tensor_engine", "div", "type", lambda: T([1.0]) / None, TypeError, "Tensor data is None"),
+        ("tensor_engine", "div", "shape", lambda: T(np.ones((2, 3))) / T(np.ones(2)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
         ("tensor_engine", "power", "type", lambda: T([1.0]) ** T([2.0]), TypeError, "only a constant exponent is supported"),
         ("tensor_engine", "matmul", "type", lambda: T(np.ones((2, 2))) @ "W", TypeError, "got str"),
         ("tensor_engine", "matmul", "shape", lambda: T(np.ones((2, 3))) @ T(np.ones((2, 3))), ValueError, r"matmul needs \(N, D\) @ \(D, M\); got \(2, 3\) @ \(2, 3\)"),
@@ -564,6 +622,16 @@ REFERENCE = ("a workshop task's reference layer, shown on its page and kept flat
 TASK_CASES = ("the checker's case generator: run_checks calls it with the task's own labels (CASES, "
               "STABLE) and float32/float64 only; not for a reader")
 TORCH_LAYER = "torch's own layer, the checker's reference: torch's errors and NaN propagation apply unchanged"
+RANK_FUNCTION = ("a rank function: run_ranks calls it in each process of a job with its rank and world size "
+                 "(run_ranks checks them, and shard() refuses a world size other than the example's 2)")
+RANK_FUNCTIONS = {
+    "scale.ddp": "construction_and_average accumulate with_summing_hook unused_parameter_error unused_parameters "
+                 "checkpoint_with_find_unused checkpointed_steps static_graph_tour tour accumulation_step "
+                 "accumulation_step_fixed logged_step",
+    "scale.fsdp": "optimizer_order sharded_parameters_and_gradients between_forward_and_backward accumulate "
+                  "mixed_precision hooks_on_a_sharded_parameter local_shapes tour edit_gradient_with_a_tensor "
+                  "edit_gradient_with_a_dtensor",
+}
 
 
 def _exempt():
@@ -577,8 +645,9 @@ def _exempt():
     add("autograd_graph", "walk to_mermaid", "nonfinite", "reads the graph, not the values")
     add("autograd_graph", "node_label", "nonfinite", "takes a graph node, not values")
     add("bench_engine", "bench main", "nonfinite", NO_TENSOR)
-    add("explain", "explain main", "nonfinite", "takes text; a NaN in a message is text like any other")
-    add("compile_check", "eager_vs_compiled", "nonfinite", NO_TENSOR)
+    add("explain", "explain main normalise drop_tails", "nonfinite", "takes text; a NaN in a message is text like any other")
+    add("explain", "normalise drop_tails", "shape", "any text is a message: one that names no error gives its words, "
+        "one without a hint is returned as it is (tests/test_explain.py)")
     add("contract", "StableSoftplus", "type shape", RAW_FUNCTION)
     add("contract", "StableSoftplus", "nonfinite", FAITHFUL + "; softplus() rejects it")
     add("contract", "saved_bytes_per_element", "nonfinite", "counts bytes of saved tensors; values are not read")
@@ -593,10 +662,28 @@ def _exempt():
     add("determinism", "run_twice", "nonfinite", "returns nan when a run made NaN, as documented")
     add("distributed_accumulation", "make_model", "shape nonfinite", "takes one int seed; torch reports anything else")
     add("distributed_accumulation", "loss_fn", "nonfinite", FAITHFUL)
-    add("distributed_accumulation", "full_batch_gradient", "nonfinite", "sizes are checked as positive ints (see run)")
-    add("distributed_accumulation", "worker", "type shape nonfinite", "runs inside mp.spawn; run() checks its arguments first")
-    add("distributed_accumulation", "free_port", "type shape nonfinite", NO_ARGS)
+    add("distributed_accumulation", "full_batch_gradient", "nonfinite", "sizes are checked as positive ints (see by_hand)")
     add("scale.launch", "free_port", "type shape nonfinite", NO_ARGS)
+    add("scale.ddp", "make_model", "shape", "takes one number, the value of every weight")
+    add("scale.ddp", "loss_fn", "nonfinite", FAITHFUL)
+    add("scale.ddp", "full_batch_gradients", "shape nonfinite", "takes a module of the page (its shapes are the page's); "
+        "a NaN weight gives NaN gradients, as autograd does")
+    add("scale.ddp", "Checkpointed", "shape nonfinite", "takes three bools")
+    add("scale.ddp", "TwoHeads", "type shape nonfinite", NO_ARGS)
+    add("scale.ddp", "counting_mean_hook summing_hook bucket_sizes_hook bucket_sizes_mean_hook", "type shape nonfinite",
+        "a communication hook: DDP calls it with the state given to register_comm_hook and a GradBucket")
+    add("scale.ddp", RANK_FUNCTIONS["scale.ddp"], "type shape nonfinite", RANK_FUNCTION)
+    add("scale.fsdp", "make_model", "nonfinite", "takes a dtype")
+    add("scale.fsdp", "loss_fn", "nonfinite", FAITHFUL)
+    add("scale.fsdp", "shard_model", "shape nonfinite", "takes the page's model and a device mesh; fully_shard "
+        "checks the mesh and the options")
+    add("scale.fsdp", RANK_FUNCTIONS["scale.fsdp"], "type shape nonfinite", RANK_FUNCTION)
+    add("scale.compiled", "CompileLog", "shape nonfinite", "takes one bool, aot")
+    add("scale.compiled", "Graph", "type shape nonfinite", "the record CompileLog fills from a graph; a reader reads it")
+    add("scale.compiled", "op_name", "type shape nonfinite", "names any graph node's target: a target it does not "
+        "know is named by its str() (tests/test_scale_compiled.py)")
+    add("scale.custom_op", "setup_context backward", "type shape nonfinite", "the op's autograd formula, called by "
+        "autograd with the op's inputs, never by a reader; the op checks its own (tests/test_scale_custom_op.py)")
     add("engine_vs_torch", "torch_mlp copy_weights", "nonfinite", NO_TENSOR)
     add("evaluation", "evaluating", "shape nonfinite", "takes only a module")
     add("evaluation", "evaluate", "nonfinite", FAITHFUL + " (an evaluation reports what the model computes)")
@@ -646,10 +733,10 @@ def _exempt():
         FAITHFUL + " (returns the NaN loss; guards.assert_finite_grads catches the gradients)")
     add("saved_bytes", "SavedTensors", "type shape nonfinite", "made by track_saved, not by a reader")
     add("saved_bytes", "track_saved saved_bytes", "nonfinite", "counts bytes of saved tensors; values are not read")
-    add("scalar_engine", "Value as_value add mul", "nonfinite", AS_TORCH)
+    add("scalar_engine", "Value as_value add mul div", "nonfinite", AS_TORCH)
     add("scalar_engine", "power", "nonfinite", AS_TORCH + "; -inf ** 0.5 raises, as any fractional power of a negative number")
     add("scalar_engine", "topological_order", "type shape nonfinite",
-        "called by backward on a Value; a non-Value has no ._inputs and Python says so (the page keeps the engine under 220 lines)")
+        "called by backward on a Value; a non-Value has no ._inputs and Python says so (the page keeps the engine under 240 lines)")
     add("scalar_engine", "backward zero_grad to_mermaid", "shape nonfinite", "a method of Value: only flags")
     add("scalar_engine", "zero_grad", "type", NO_ARGS)
     add("scalar_engine", "exp tanh relu", "type shape nonfinite", NO_ARGS + "; " + AS_TORCH)
@@ -660,7 +747,7 @@ def _exempt():
     add("shapes", "ShapeError", "type shape nonfinite", "an exception class")
     add("shapes", "expect_shape", "nonfinite", "reads shapes only")
     add("tensor_engine", "no_grad", "type shape nonfinite", NO_ARGS)
-    add("tensor_engine", "Tensor tensor add mul power matmul sum_ mean reshape transpose logsumexp "
+    add("tensor_engine", "Tensor tensor add mul div power matmul sum_ mean reshape transpose logsumexp "
         "cross_entropy unbroadcast", "nonfinite", AS_TORCH)
     add("tensor_engine", "power", "shape", "elementwise: any shape")
     add("tensor_engine", "broadcast_shape Linear MLP", "nonfinite", NO_TENSOR)
@@ -688,7 +775,6 @@ def _exempt():
     add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
     add("workshop.check", "LoadError", "type shape nonfinite", "an exception class, raised by load()")
     add("workshop.check", "draw size", "type shape nonfinite", TASK_CASES)
-    add("workshop.check", "uses_reference", "type shape nonfinite", "reads any object's globals and closure; takes no numbers")
     return e
 
 
@@ -891,6 +977,68 @@ def test_every_module_either_has_a_command_line_or_refuses_to_run():
         text = path.read_text(encoding="utf-8")
         if '__name__ == "__main__"' in text:
             assert "parser(" in text or "argparse" in text, f"{info.name}: parse the command line with argparse"
+
+
+def _private_torch_names(source):
+    """The private torch names a module's code uses (``torch._dynamo``, ``torch.autograd._x``,
+    ``torch._C``, ``from torch._x import y``), read from its syntax tree: comments and the
+    strings a module matches against error messages do not count."""
+    import ast
+
+    def dotted(node):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+    def private(name):
+        parts = name.split(".")
+        return parts[0] == "torch" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            names = [dotted(node)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            names = []
+        found.update(n for n in names if private(n))
+    return found
+
+
+def test_no_private_torch_api_in_snippets():
+    """The reader's package declares any torch: only torch's public API may be used."""
+    assert _private_torch_names("import torch._dynamo\nfrom torch import _C\nx = torch.autograd._engine_run_backward") == {
+        "torch._dynamo", "torch._C", "torch.autograd._engine_run_backward"}
+    assert not _private_torch_names("t._version\ntorch.__version__\ntext = 'torch._dynamo.exc.Unsupported'  # torch._C")
+    used = {}
+    for info in pkgutil.walk_packages(snippets.__path__, "snippets."):
+        path = Path(importlib.util.find_spec(info.name).origin)
+        names = _private_torch_names(path.read_text(encoding="utf-8"))
+        if names:
+            used[str(path.relative_to(ROOT))] = sorted(names)
+    assert not used, f"private torch API in snippets/: {used}; use the public API"
+
+
+def test_command_lines_refuse_a_seed_torch_cannot_take_by_name(capsys):
+    """torch's generators take seeds from -2**63 to 2**64 - 1; beyond, the command line says so
+    (exit status 2) instead of ending in torch's "Overflow when unpacking long long"."""
+    from snippets import func_transforms
+    from snippets.exercises import gradient_check
+
+    for main in (gradient_check.main, func_transforms.main):
+        for bad in (2 ** 64, -2 ** 63 - 1):
+            with pytest.raises(SystemExit) as caught:
+                main(["--seed", str(bad)])
+            err = capsys.readouterr().err
+            assert caught.value.code == 2 and "Traceback" not in err
+            assert f"error: argument --seed: {bad} is outside torch's range of seeds, -2**63 to 2**64 - 1" in err
+    with pytest.raises(ValueError, match=r"seed 18446744073709551616 is outside torch's range of seeds"):
+        func_transforms.measure(seed=2 ** 64)
 
 
 def test_exercise_options_change_what_runs(capsys):

@@ -116,6 +116,48 @@ def test_every_checked_state_is_also_reset(tmp_path, leak):
     assert not torch.is_inference_mode_enabled() and not torch.is_autocast_enabled("cpu")
 
 
+def test_a_graph_compiled_by_one_chain_is_gone_for_the_next(tmp_path):
+    """torch.compile caches compiled code on the code object, for the life of the process; a
+    later chain compiling the same function starts without it (bookcheck.state resets it)."""
+    (tmp_path / "reset_probe.py").write_text("def double(x):\n    return x * 2\n", encoding="utf-8")
+    head = f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport torch\n" \
+           "from torch._dynamo.eval_frame import _debug_get_cache_entry_list\nimport reset_probe\n"
+    path = page(tmp_path, "```python\n" + head +
+                "torch.compile(reset_probe.double, backend='eager')(torch.ones(2))\n"
+                "print(len(_debug_get_cache_entry_list(reset_probe.double.__code__)))\n```\n\n"
+                "<!--pytest-codeblocks:expected-output-->\n```text\n1\n```\n\n"
+                "```python\n" + head +
+                "print(len(_debug_get_cache_entry_list(reset_probe.double.__code__)))\n```\n\n"
+                "<!--pytest-codeblocks:expected-output-->\n```text\n0\n```\n")
+    blocks = [b for b in parse_text(path.read_text(), path) if b.syntax == "python"]
+    runs = PageRuns(blocks)
+    for b in blocks:
+        check_block(blocks, b, runs)
+
+
+def test_a_deprecation_warning_counts_only_when_the_block_itself_triggers_it(tmp_path):
+    """As in a reader's session: Python shows a DeprecationWarning that code in __main__
+    triggers, and hides one a library emits (at its import, say)."""
+    (tmp_path / "deprecated_probe.py").write_text(
+        "import warnings\nwarnings.warn('this module is old', DeprecationWarning)\n", encoding="utf-8")
+    path = page(tmp_path, f'''\
+        ```python
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        import deprecated_probe
+        ```
+
+        ```python
+        import warnings
+        warnings.warn("this call is old", DeprecationWarning)
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    check_block(blocks, blocks[0])
+    with pytest.raises(HarnessError, match=r"the block warned(.|\n)*DeprecationWarning: this call is old"):
+        check_block(blocks, blocks[1])
+
+
 def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
     count = tmp_path / "runs"
     path = page(tmp_path, f'''\
@@ -159,7 +201,7 @@ def test_an_output_that_depends_on_the_cpu_kernels_fails_and_says_so(tmp_path):
         ```
         ''')
     blocks = parse_text(path.read_text(), path)
-    with pytest.raises(HarnessError, match=r"plain CPU kernels \(ATEN_CPU_CAPABILITY=default.*:\nthis machine:\n\w+\nplain kernels:\nDEFAULT\n$"):
+    with pytest.raises(HarnessError, match=r"plain CPU kernels and MKL.s path for any x86-64 CPU \(ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE\).*:\nthis machine:\n\w+\nplain kernels:\nDEFAULT\n$"):
         check_block(blocks, blocks[0])
 
 

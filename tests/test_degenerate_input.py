@@ -80,6 +80,16 @@ def full_batch_grads(model, loss_fn, x, y):
     return loss.item(), [p.grad.clone() for p in model.parameters()]
 
 
+CLASSES = torch.tensor([0, 3, 1, 3, 2, 0, 3, 1])  # (8,), class indices for batch()'s 8 rows
+
+
+def bn_model(stats=True):
+    """(N, 3) -> (N, 1): a Linear, then a BatchNorm1d, in training mode."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return nn.Sequential(nn.Linear(3, 1), nn.BatchNorm1d(1, track_running_stats=stats))
+
+
 def accumulated(model, loss_fn, x, y, k):
     from snippets.recipes import accumulate_gradients
 
@@ -200,6 +210,8 @@ def _rows():
          Torch(lambda: torch.tensor(1.0))),  # x_hat never reaches the critic's output
         ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(lambda x: torch.zeros(x.shape[0], 1), torch.ones(3, 2), torch.zeros(3, 2)),
          Torch(lambda: torch.tensor(1.0))),  # a critic without any graph
+        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(nn.Linear(2, 1), torch.ones(0, 2), torch.ones(0, 2)),
+         (ValueError, r"real and fake are empty, \(0, 2\): the penalty is a mean over samples; pass N >= 1")),  # not NaN
         # guards: a snapshot of another model of the same names
         ("guards", "assert_params_changed", lambda: call("guards", "assert_params_changed")(linear(3, 1), call("guards", "snapshot")(linear(2, 1))),
          (ValueError, r"before\['weight'\] has shape \(1, 2\), the parameter \(1, 3\): before was taken from another module")),
@@ -211,7 +223,9 @@ def _rows():
         ("guards", "assert_no_stale_grads", lambda: call("guards", "assert_no_stale_grads")(linear()), Torch(lambda: None)),  # .grad None
         ("guards", "assert_grads_flow", lambda: call("guards", "assert_grads_flow")(_zero_grad_model()),
          (AssertionError, "all-zero gradient: weight, bias")),
-        ("guards", "assert_finite_grads", lambda: call("guards", "assert_finite_grads")(linear()), Torch(lambda: None)),
+        ("guards", "assert_finite_grads", lambda: call("guards", "assert_finite_grads")(linear()),  # before any backward
+         (importlib.import_module("snippets.guards").GuardError, r"no parameter has a .grad, so there is nothing to check: call it after loss.backward\(\)")),
+        ("guards", "assert_finite_grads", lambda: call("guards", "assert_finite_grads")(_grad_on_weight_only()), Torch(lambda: None)),
         ("guards", "as_log_value", lambda: call("guards", "as_log_value")(torch.tensor([-0.0])), Torch(lambda: torch.tensor([-0.0]).item())),
         ("guards", "assert_no_graph", lambda: call("guards", "assert_no_graph")([], "empty"), Torch(lambda: None)),
         # recipes: sum reduction, an empty batch, a broadcasting target; k = N and k = 1 are exact
@@ -225,6 +239,31 @@ def _rows():
          Torch(lambda: full_batch_grads(linear(), mse, X, Y))),
         ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X, Y, 1),
          Torch(lambda: full_batch_grads(linear(), mse, X, Y))),
+        # BatchNorm normalising with its batch's statistics: refused for k > 1 (each micro-batch
+        # has its own); with running statistics (eval) or k = 1, the full batch's gradient
+        ("recipes", "accumulate_gradients", lambda: accumulated(bn_model(), mse, X, Y, 2),
+         (ValueError, r"model.1 \(BatchNorm1d\) normalises with the mean and variance of its batch, and a "
+                      r"micro-batch of 4 rows has other statistics than the full batch of 8: .* Pass k=1, or call model.eval\(\)")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(bn_model(stats=False).eval(), mse, X, Y, 4),
+         (ValueError, r"model.1 \(BatchNorm1d\) normalises with the mean and variance of its batch.* Pass k=1$")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(nn.BatchNorm1d(3), lambda p, y: p.pow(2).mean(), X, Y, 2),
+         (ValueError, r"^model \(BatchNorm1d\) normalises")),
+        ("recipes", "accumulate_gradients", lambda: accumulated(bn_model().eval(), mse, X, Y, 4),
+         Torch(lambda: full_batch_grads(bn_model().eval(), mse, X, Y))),
+        ("recipes", "accumulate_gradients", lambda: accumulated(bn_model(), mse, X, Y, 1),
+         Torch(lambda: full_batch_grads(bn_model(), mse, X, Y))),
+        # a mean weighted per row (class weights, ignore_index): the cause is named, not the shapes
+        *[("recipes", "accumulate_gradients", lambda loss=loss: accumulated(linear(3, 4), loss, X, CLASSES, 2),
+           (ValueError, r"loss_fn weights its rows \(class weights or ignore_index, with class-index targets\)"))
+          for loss in (nn.CrossEntropyLoss(ignore_index=3), nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0, 4.0])))],
+        ("recipes", "accumulate_gradients", lambda: accumulated(linear(3, 4), nn.CrossEntropyLoss(), X, CLASSES, 2),
+         Torch(lambda: full_batch_grads(linear(3, 4), nn.CrossEntropyLoss(), X, CLASSES))),
+        # engine_vs_torch: a net of any float dtype gives the engine float64 weights of the same values
+        *[row for dtype in (torch.float16, torch.bfloat16, torch.float32) for row in (
+            ("engine_vs_torch", "copy_weights", lambda dtype=dtype: copied_weights(dtype)[:2], Torch(lambda: ("float64", "float64"))),
+            ("engine_vs_torch", "copy_weights", lambda dtype=dtype: copied_weights(dtype)[2], Torch(lambda dtype=dtype: torch_weights(dtype))))],
+        ("engine_vs_torch", "copy_weights", lambda: call("engine_vs_torch", "copy_weights")(nn.Sequential(nn.Linear(2, 1, bias=False)), _engine_mlp()),
+         (ValueError, "net has a Linear without a bias, the engine's Linear has one: build it with bias=True")),
         # jacobian_cost: f that leaves autograd raises in both modes; a flat f gives zeros
         *[("jacobian_cost", name, lambda name=name, f=f: call("jacobian_cost", name)(f, x2),
            (ValueError, "f's output does not depend on x through differentiable operations: f leaves autograd"))
@@ -252,6 +291,40 @@ def _rows():
          (AssertionError, "the float64 reference is not finite, so no error can be measured")),
         ("precision", "assert_close_to_reference", lambda: call("precision", "assert_close_to_reference")(lambda t: t * 1e5, f64(1.0, 2.0), dtype=torch.float16, n=1),
          (AssertionError, r"relative error inf .* look for overflow in the low-precision dtype$")),
+        # scale.mixed_precision: zero, the largest finite number, an update that overflows, a zero gradient
+        ("scale.mixed_precision", "ulp", lambda: call("scale.mixed_precision", "ulp")(0.0, torch.float16),
+         Torch(lambda: 2.0 ** -24)),  # from 0 the next float16 is the smallest subnormal
+        ("scale.mixed_precision", "ulp", lambda: call("scale.mixed_precision", "ulp")(-0.0, torch.bfloat16),
+         Torch(lambda: 2.0 ** -133)),  # bfloat16's smallest subnormal: 2**-126 * 2**-7
+        ("scale.mixed_precision", "ulp", lambda: call("scale.mixed_precision", "ulp")(65504.0, torch.float16),
+         Torch(lambda: INF)),  # above float16's largest number there is only inf
+        ("scale.mixed_precision", "applied_update", lambda: call("scale.mixed_precision", "applied_update")(0.0, 0.0, torch.bfloat16),
+         Torch(lambda: 0.0)),
+        ("scale.mixed_precision", "applied_update", lambda: call("scale.mixed_precision", "applied_update")(65504.0, 65504.0, torch.float16),
+         Torch(lambda: INF)),  # the sum overflows float16
+        ("scale.mixed_precision", "scaled_step", lambda: _scaled_step_with_zero_gradients(),
+         Torch(lambda: {"norm": 0.0, "stepped": True, "scale": 65536.0})),  # a zero gradient is finite: the step runs
+        ("scale.mixed_precision", "scaled_step", lambda: call("scale.mixed_precision", "scaled_step")(
+            torch.tensor(1.0), *_opt_and_scaler()),
+         (ValueError, "loss does not require grad, so backward has nothing to compute")),
+        # scale.compiled: a frozen model; zero weights and a zero batch (every gradient 0); a function
+        # without a tensor operation (nothing to compile)
+        ("scale.compiled", "eager_vs_compiled", lambda: call("scale.compiled", "eager_vs_compiled")(
+            linear().requires_grad_(False), torch.ones(1, 3)),
+         (ValueError, "model has no parameter that requires grad")),
+        ("scale.compiled", "eager_vs_compiled", lambda: _compared(call("scale.compiled", "eager_vs_compiled")(
+            _zero_linear(), torch.zeros(2, 3))),
+         Torch(lambda: [1.0, 0.0, 0.0])),  # one compiled node; no difference; every gradient 0
+        ("scale.compiled", "CompileLog", lambda: _compile_log_of(lambda x: x, torch.ones(2)),
+         Torch(lambda: [])),
+        # scale.checkpointing: a block without parameters, a model where nothing requires grad
+        ("scale.checkpointing", "checkpoint_costs", lambda: call("scale.checkpointing", "checkpoint_costs")(
+            nn.Sequential(nn.ReLU()), torch.ones(2, 3, requires_grad=True), "non-reentrant"),
+         Torch(lambda: {"saved": 2 * (2 * 3 * 4), "started": {"0": 1}, "finished": {}})),  # the checkpoint keeps x, pow
+        # saves relu's output; the recomputation stops as relu saves its output, before the layer returns
+        ("scale.checkpointing", "checkpoint_costs", lambda: call("scale.checkpointing", "checkpoint_costs")(
+            nn.Sequential(nn.ReLU()), torch.ones(2, 3), "none"),
+         (ValueError, r"nothing requires grad \(no parameter, not x\)")),
         # finite_diff
         ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: t.sum(), f64(1.0), h=1e-20),
          (ValueError, r"h = 1e-20 is too small for x's flat index 0 = 1.0: x \+ h rounds to x in float64")),
@@ -259,6 +332,11 @@ def _rows():
          (ValueError, "h must be a positive finite float, got inf")),
         ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: (t ** 2).sum(), f64(0.0, -0.0)),
          Torch(lambda: f64(0.0, 0.0))),  # d(t^2) = 2t at 0 and -0
+        # far from 0, x + h rounds to the grid of floats near x: the quotient divides by the step taken
+        ("finite_diff", "central_difference", lambda: call("finite_diff", "central_difference")(lambda t: ((t - 1e10) ** 2).sum(), f64(1e10 + 0.5)),
+         Torch(lambda: f64(1.0))),  # 2 (x - 1e10) = 1
+        ("finite_diff", "check_gradient", lambda: call("finite_diff", "check_gradient")(lambda t: t.sum(), f64(3e9, -3e9)),
+         Torch(lambda: (f64(1.0, 1.0), f64(1.0, 1.0)))),
         ("finite_diff", "check_gradient", lambda: call("finite_diff", "check_gradient")(lambda t: t.sum(), f64(1.0), atol=-1),
          (ValueError, "atol must be a finite number >= 0, got -1")),
         ("finite_diff", "check_gradient", lambda: call("finite_diff", "check_gradient")(lambda t: (t * 0).sum(), f64(1.0), atol=0, rtol=0)[0],
@@ -311,8 +389,6 @@ def _rows():
          (ValueError, r"seed must be an int in \[0, 2\*\*32\), as NumPy requires; got True")),
         ("determinism", "seed_everything", lambda: (call("determinism", "seed_everything")(0), torch.rand(1))[1],
          Torch(lambda: (torch.manual_seed(0), torch.rand(1))[1])),
-        ("compile_check", "eager_vs_compiled", lambda: call("compile_check", "eager_vs_compiled")(batch_sizes=(True,)),
-         (ValueError, r"batch_sizes must be positive integers, got \(True,\)")),
         ("function_api", "ScaleInPlace", lambda: attr("function_api", "ScaleInPlace").apply(f64(1.0), True),
          (TypeError, "k must be a Python number, got bool$")),
         # workshop: a reader's file that exits at import; the logsumexp reference at -inf and inf rows
@@ -343,6 +419,44 @@ def _rows():
     ]
 
 
+def _engine_mlp():
+    from snippets.tensor_engine import MLP
+
+    return MLP([2, 1])
+
+
+def copied_weights(dtype):
+    """(W's dtype, b's dtype, [W, b] as tensors) of an engine MLP after copy_weights from a net in dtype."""
+    from snippets.engine_vs_torch import copy_weights, torch_mlp
+
+    mlp = _engine_mlp()
+    copy_weights(torch_mlp((2, 1), 0).to(dtype), mlp)
+    layer = mlp.layers[0]
+    return layer.W.data.dtype.name, layer.b.data.dtype.name, [torch.from_numpy(layer.W.data), torch.from_numpy(layer.b.data)]
+
+
+def torch_weights(dtype):
+    """The same net's weight.T and bias in dtype, converted to float64 by torch."""
+    from snippets.engine_vs_torch import torch_mlp
+
+    lin = torch_mlp((2, 1), 0).to(dtype)[0]
+    return [lin.weight.detach().double().T, lin.bias.detach().double()]
+
+
+def _opt_and_scaler():
+    """(optimizer, GradScaler) of a fresh Linear: the last two arguments of scaled_step."""
+    return torch.optim.SGD(linear(2, 1).parameters(), lr=0.1), torch.amp.GradScaler("cpu")
+
+
+def _scaled_step_with_zero_gradients():
+    """scaled_step on a loss whose every gradient is 0, clipped at norm 1."""
+    from snippets.scale.mixed_precision import scaled_step
+
+    model = linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return scaled_step(model(torch.ones(1, 2)).sum() * 0, opt, torch.amp.GradScaler("cpu"), max_norm=1.0)
+
+
 def _constant_critic():
     """A critic whose output does not depend on its input: every gradient is 0."""
     return lambda x: x.sum(dim=1, keepdim=True) * 0
@@ -352,6 +466,13 @@ def _critic_of_parameters_only():
     """A critic whose output depends on its parameter and not on its input."""
     bias = torch.zeros(1, requires_grad=True)
     return lambda x: bias.expand(x.shape[0], 1)
+
+
+def _grad_on_weight_only():
+    """A model after a backward that reached its weight and not its bias (.grad None): the weight is checked."""
+    model = linear()
+    (model.weight * 2).sum().backward()
+    return model
 
 
 def _zero_grad_model():
@@ -375,6 +496,29 @@ def _stable_softplus(t):
 def _dtype_error(k):
     """A reader's micro_batches whose model is float64 and data float32: torch's RuntimeError."""
     return nn.Linear(3, 1).double()(torch.ones(2, 3)), None
+
+
+def _zero_linear():
+    """nn.Linear(3, 1) with every weight and bias 0: the output, the loss and every gradient are 0."""
+    model = nn.Linear(3, 1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    return model
+
+
+def _compared(result):
+    """eager_vs_compiled's dict as numbers: [the node is the compiled region's, diff, scale]."""
+    return [float(result["node"] == "CompiledFunctionBackward"), result["max_abs_diff"], result["max_abs_grad"]]
+
+
+def _compile_log_of(fn, *args):
+    """The graphs a fresh CompileLog records when ``fn`` is compiled and called once."""
+    from snippets.scale.compiled import CompileLog
+
+    log = CompileLog()
+    torch.compile(fn, backend=log)(*args)
+    return log.graphs
 
 
 def _tmp():
@@ -403,18 +547,28 @@ def _exempt():
 
     add("autograd_graph", "walk node_label to_mermaid", "reads a graph's structure, not values")
     add("bench_engine", "bench main", "a timing harness of the engine; its sizes are checked as ints (test_bad_input)")
-    add("explain", "explain main", "text in, entries out: an empty message is refused (test_bad_input), "
-        "and a message that matches nothing is tested in tests/test_explain.py")
+    add("explain", "explain main normalise drop_tails", "text in, entries (or words) out: an empty message is "
+        "refused by explain (test_bad_input), and a message that matches nothing, or names no error, is tested "
+        "in tests/test_explain.py")
     add("custom_function", "check_function", "runs gradcheck and gradgradcheck; the Functions it checks have rows")
     add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
-    add("distributed_accumulation", "free_port make_data make_model loss_fn full_batch_gradient run worker",
+    add("distributed_accumulation", "make_data make_model loss_fn full_batch_gradient by_hand",
         "a multi-process demonstration with its own data; its sizes are checked as positive ints (test_bad_input)")
+    add("scale.compiled", "Graph op_name", "a record of a graph and the name of a node's target: no number or "
+        "tensor whose value could be degenerate")
+    add("scale.custom_op", "setup_context backward", "the op's autograd formula, called by autograd with the op's "
+        "inputs; the op's degenerate inputs (an empty x, NaN and inf) are tested in tests/test_scale_custom_op.py")
     add("scale.launch", "free_port run_ranks", "starts processes; what a rank computes is its function's "
         "(tests/test_launch.py: one rank, three ranks, a rank that raises, a job that hangs)")
+    for module in ("scale.ddp", "scale.fsdp"):
+        add(module, " ".join(sorted({n for (m, n) in _public_names() if m == module})),
+            "a multi-process demonstration on its own fixed data (small integers, world size 2, checked by shard()); "
+            "its rank functions run under run_ranks, and tests/test_scale_" + module.split(".")[1] + ".py compares "
+            "what they return with single-process references")
     add("edge_semantics", "grad_at complex_grad_by_parts",
         "its job is torch's answer at edge points: tests/test_edge_semantics.py compares every point with torch")
     add("edge_semantics", "titled", NO_NUMBERS)
-    add("engine_vs_torch", "torch_mlp copy_weights train_both", "engine plumbing: rows with the engines")
+    add("engine_vs_torch", "torch_mlp train_both", "engine plumbing: rows with the engines")
     add("evaluation", "evaluate evaluating tracking_profile", "runs the model as it is: what the model computes is the answer")
     add("exercises", "attempt", NO_NUMBERS)
     add("exercises.accumulation", "hand_trace_leaves make_batch starter_two_passes starter_micro_batches "
@@ -455,7 +609,6 @@ def _exempt():
         add(f"workshop.{task}", "backward", "checked with its forward (the forward rows call both)")
     add("workshop.check", "Mismatch LoadError", EXCEPTION)
     add("workshop.check", "draw size", "the checker's case drawing: a seed or a size range from the task's own code")
-    add("workshop.check", "uses_reference", "reads a function's globals and closure; no numbers")
     add("workshop.check", "Report check compare get_task run_checks starter_path tasks",
         "the checker: a NaN or inf from the reader is a failed report (test_bad_input); no degenerate value of its own")
     return e

@@ -63,3 +63,18 @@ def test_a_job_that_hangs_is_stopped_and_names_its_ranks():
 def test_bad_arguments_are_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def tensors(rank, world_size):
+    t = torch.full((2, 3), float(rank), dtype=torch.float64)
+    dist.all_reduce(t)  # 0 + 1 = 1 everywhere
+    return {"t": t, "grads": [t * 2, torch.arange(rank + 1)]}
+
+
+def test_tensors_come_back_as_values_after_their_rank_has_ended():
+    # sent through the queue as shared-memory handles, they would need the ended rank to serve them
+    out = run_ranks(tensors)
+    for rank, r in enumerate(out):
+        assert torch.equal(r["t"], torch.ones(2, 3, dtype=torch.float64))
+        assert torch.equal(r["grads"][0], torch.full((2, 3), 2.0, dtype=torch.float64))
+        assert torch.equal(r["grads"][1], torch.arange(rank + 1))

@@ -29,8 +29,8 @@ def test_every_stated_reading_time_matches_its_page(path):
         assert len(found) >= 20
 
 
-def test_three_paths_linked_from_home_and_in_the_nav():
-    assert [p.stem for p in PATHS] == ["custom-layer", "interview-week", "learns-badly"]
+def test_four_paths_linked_from_home_and_in_the_nav():
+    assert [p.stem for p in PATHS] == ["custom-layer", "interview-week", "learns-badly", "scaling"]
     home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for p in PATHS:
