@@ -77,9 +77,9 @@ DOCS: dict[str, tuple[str, str]] = {
         abs add allclose arange are_deterministic_algorithms_enabled broadcast_shapes cat chunk clamp compile
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye from_numpy full full_like
         Generator get_autocast_dtype get_num_threads get_rng_state initial_seed
-        is_deterministic_algorithms_warn_only_enabled is_grad_enabled isfinite isinf isnan lgamma linspace load
+        is_deterministic_algorithms_warn_only_enabled is_grad_enabled isfinite isinf isnan lgamma linspace
         log log1p logsumexp manual_seed maximum nextafter no_grad ones ones_like outer rand rand_like randint
-        randn randperm save set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
+        randn randperm set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
         triu_indices use_deterministic_algorithms vmap where zeros zeros_like"""),
     **_generated("torch", "set_grad_enabled inference_mode", listed_under="torch.autograd.grad_mode"),
     **_members("torch.Generator", "manual_seed"),
@@ -176,7 +176,7 @@ DOCS: dict[str, tuple[str, str]] = {
         checkpoint checkpoint_sequential create_selective_checkpoint_contexts set_checkpoint_early_stop"""),
     **_owner("checkpoint.html#torch.utils.checkpoint.CheckpointPolicy", """
         torch.utils.checkpoint.CheckpointPolicy.MUST_SAVE torch.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE"""),
-    **_generated("torch.compiler", "reset set_stance"),
+    **_generated("torch.compiler", "disable reset set_stance"),
     "torch.ops.aten.rand_like.default": ("module", "torch.html"),  # an operator's overload: no entry
     **_inline("testing.html", "torch.testing", "assert_close"),
     **_inline("random.html", "torch.random", "fork_rng"),
@@ -185,10 +185,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_inline("backends.html", "torch.backends.cudnn", "benchmark deterministic is_available"),
     **_inline("special.html", "torch.special", "gammainc"),
     **_generated("torch.linalg", "eigvalsh vector_norm"),
-    **_inline("distributed.html", "torch.distributed", "all_reduce barrier get_world_size init_process_group ReduceOp"),
-    # autofunction torch.distributed.distributed_c10d.destroy_process_group
-    **_inline("distributed.html", "torch.distributed", "destroy_process_group",
-              documented_as="torch.distributed.distributed_c10d"),
+    **_inline("distributed.html", "torch.distributed", "all_reduce get_world_size ReduceOp"),
     **_owner("distributed.html#torch.distributed.ReduceOp", "torch.distributed.ReduceOp.SUM"),
     # autofunction torch.distributed.device_mesh.init_device_mesh
     **_inline("distributed.html", "torch.distributed.device_mesh", "init_device_mesh"),
@@ -196,8 +193,6 @@ DOCS: dict[str, tuple[str, str]] = {
     **_inline("distributed.tensor.html", "torch.distributed.tensor", "DTensor DTensor.to_local distribute_tensor"),
     **_inline("distributed.fsdp.fully_shard.html", "torch.distributed.fsdp", "fully_shard MixedPrecisionPolicy"),
     **_inline("ddp_comm_hooks.html", "torch.distributed.algorithms.ddp_comm_hooks.default_hooks", "allreduce_hook"),
-    # currentmodule torch.multiprocessing.spawn, autofunction spawn
-    **_inline("multiprocessing.html", "torch.multiprocessing", "spawn", documented_as="torch.multiprocessing.spawn"),
     **_inline("library.html", "torch.library", "custom_op opcheck"),  # library.md: autofunction
     "torch.overrides.TorchFunctionMode": ("module", "torch.overrides.html"),  # torch.overrides.md lists functions only
 }

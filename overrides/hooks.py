@@ -171,13 +171,13 @@ def _add_error_search(config):
     import json
 
     index = Path(config["site_dir"]) / "search" / "search_index.json"
-    page = Path(config["docs_dir"]) / "reference" / "errors.md"
+    page = Path(config.get("docs_dir") or ROOT / "docs") / "reference" / "errors.md"
     if not index.is_file() or not page.is_file():  # no search plugin, or a site without that page
         return
     full = json.loads(index.read_text(encoding="utf-8"))
     if not full.get("docs"):  # moved already (overrides/site_hooks.py): nothing was written again
         return
-    pages = sorted(Path(config["docs_dir"]).rglob("*.md"))
+    pages = sorted(page.parents[1].rglob("*.md"))
     full["book_errors"] = indexes.search_data(page, pages, full["config"]["separator"])
     index.write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
 

@@ -61,6 +61,28 @@ def _send(results, message):
     results.put(pickle.dumps(message))
 
 
+def _send_and_exit(results, rank, ok, value):
+    """Send ``(rank, ok, value)``, wait until it is in the pipe, and end the process at once,
+    without tearing anything down: the interpreter's own shutdown, with torch loaded, takes as
+    long as a small rank's work, and freeing what a failed step left (a DDP reducer whose
+    collective is still queued, referenced from the traceback) can deadlock in torch's teardown."""
+    try:
+        _send(results, (rank, ok, value))
+    except Exception as error:  # noqa: BLE001 - a value or an exception that cannot be pickled
+        if ok:
+            exc, text = TypeError(f"fn returned a value that cannot be sent back ({error}); return tensors, "
+                                  "numbers, strings, lists and dicts of them"), ""
+        else:
+            exc, text = value
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")  # its text, at least
+        _send(results, (rank, False, (exc, text)))
+    results.close()
+    results.join_thread()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 def _rank_main(fn, rank, world_size, port, args, timeout, results):
     import torch.distributed as dist
 
@@ -72,20 +94,9 @@ def _rank_main(fn, rank, world_size, port, args, timeout, results):
             value = fn(rank, world_size, *args)
         finally:
             dist.destroy_process_group()
-        _send(results, (rank, True, value))
     except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
-        text = "".join(traceback.format_exception(exc))
-        try:
-            _send(results, (rank, False, (exc, text)))
-        except Exception:  # noqa: BLE001 - an exception that cannot be pickled: send its text
-            _send(results, (rank, False, (RuntimeError(f"{type(exc).__name__}: {exc}"), text)))
-    # The result is sent: wait until it is in the pipe, then end the process at once. The
-    # interpreter's own shutdown, with torch loaded, takes as long as a small rank's work.
-    results.close()
-    results.join_thread()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+        _send_and_exit(results, rank, False, (exc, "".join(traceback.format_exception(exc))))
+    _send_and_exit(results, rank, True, value)
 
 
 def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0) -> list:
