@@ -19,7 +19,10 @@ from snippets.workshop.check import get_task, starter_path
 HERE = Path(__file__).resolve().parent.parent / "snippets" / "workshop"  # the tasks
 PAGES = {"softmax_ce": "losses", "logsumexp": "losses", "layernorm": "normalisation",
          "batchnorm": "normalisation", "linear": "matmul-attention", "attention": "matmul-attention",
-         "embedding": "indexing", "maxpool": "indexing"}
+         "embedding": "indexing", "maxpool": "indexing", "custom_op": "custom-op"}
+# Names the notebook gives what a task module defines outside its forward section: a custom
+# operator's name, distinct from the module's so that the two definitions do not meet.
+GIVEN = {"EPS": "EPS = 1e-5", "OP_NAME": 'OP_NAME = "notebook::swish"'}
 
 
 def section(task, name):
@@ -31,7 +34,7 @@ def cells(task):
     mod = get_task(task)
     page = f"{SITE}workshop/{PAGES[task]}/#{task.replace('_', '-')}"
     imports = [line for line in (HERE / f"{task}.py").read_text(encoding="utf-8").splitlines()
-               if line.startswith(("import ", "from ")) and "snippets" not in line]
+               if line.startswith(("import ", "from ")) and "snippets" not in line and line != "import warnings"]
     return [
         new_markdown_cell(
             f"# Derive the backward: {mod.TITLE}\n\n"
@@ -45,7 +48,7 @@ def cells(task):
             "Edit your backward and run the last two cells again until it prints `all checks passed`; "
             "when stuck, add `hint=1` to the call (then 2, 3: the last hint is the formula)."),
         new_markdown_cell("## The forward (given)"),
-        new_code_cell("\n".join(imports) + "\n" + ("\nEPS = 1e-5\n" if hasattr(mod, "EPS") else "") + "\n\n"
+        new_code_cell("\n".join(imports) + "\n" + "".join(f"\n{line}\n" for name, line in GIVEN.items() if hasattr(mod, name)) + "\n\n"
                       + section(task, "forward")),
         new_markdown_cell("## Your backward"),
         new_code_cell(starter_path(task).read_text(encoding="utf-8").strip("\n")),

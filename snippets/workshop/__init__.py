@@ -1,4 +1,4 @@
-"""Derive the backward: eight layers an interviewer asks for, and a checker for your answer.
+"""Derive the backward: nine layers an interviewer asks for, and a checker for your answer.
 
 Each task is a module ``snippets.workshop.<task>`` with the layer's ``forward`` and the
 reference ``backward`` side by side, shapes and dtypes in its docstring, and what the checker
@@ -7,4 +7,5 @@ starter a reader edits. ``python -m snippets.workshop list`` lists the tasks;
 ``python -m snippets.workshop check TASK [FILE] [--starter]`` checks a backward.
 """
 
-TASKS = ("softmax_ce", "logsumexp", "layernorm", "batchnorm", "attention", "linear", "embedding", "maxpool")
+TASKS = ("softmax_ce", "logsumexp", "layernorm", "batchnorm", "attention", "linear", "embedding", "maxpool",
+         "custom_op")

@@ -331,7 +331,8 @@ def run_checks(task, forward, backward, report, own_forward=True, seed=0):
         raise TypeError(f"run_checks(task, forward, backward, report): report must be a Report "
                         f"(check() makes one), got {type(report).__name__}")
     cases, stable = draw(task, seed)
-    names = ["forward", "backward"] + (["stability"] if stable else [])
+    extra = dict(getattr(task, "EXTRA_CHECKS", ()))  # run after the others, on the reader's backward
+    names = ["forward", "backward"] + (["stability"] if stable else []) + list(extra)
     params = _params(task.SIGNATURE_BACKWARD)
     files = set() if backward is task.backward else _task_files()  # the reference may call itself
 
@@ -366,6 +367,7 @@ def run_checks(task, forward, backward, report, own_forward=True, seed=0):
         return f"finite and equal to torch's on {len(stable)} float32 cases of size 1e3"
 
     checks = {"forward": forward_check, "backward": backward_check, "stability": stability_check}
+    checks.update({name: (lambda fn=fn: fn(backward)) for name, fn in extra.items()})
     for i, name in enumerate(names):
         try:
             report.ok(name, checks[name]())
@@ -386,6 +388,8 @@ ADVICE = {  # what to do, by the kind of failure: no formula
                ".clone() first) instead of writing into it; writing into a tensor you computed is fine",
     "refused": "derive the gradient and build it from torch operations; the workshop checks your derivation, "
                "not autograd's or the book's",
+    "opcheck": "build the backward from torch operations on tensors, with no Python branch on a tensor's value: "
+               "compile traces it",
     "value": "compare the first wrong entry on paper: which term of your derivation changes it?",
 }
 
@@ -393,7 +397,7 @@ ADVICE = {  # what to do, by the kind of failure: no formula
 def _hint_lines(task, exc, hint, how):
     """The lines after a failure: what to do, then the asked-for hint, or how to ask for one."""
     lines = [("do", ADVICE.get(exc.kind, ADVICE["value"]))]
-    levels = task.HINTS.get(exc.key) if exc.kind in ("value", "shape", "nonfinite") else None
+    levels = task.HINTS.get(exc.key) if exc.kind in ("value", "shape", "nonfinite", "opcheck") else None
     if not levels:
         return lines
     if hint:

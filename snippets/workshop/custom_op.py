@@ -1,0 +1,151 @@
+"""Swish with a learnable slope, as a custom operator: its autograd is yours to register.
+
+    x          (..., D)  float32 or float64
+    a          (D,)      one slope per feature, broadcast over every leading dimension of x
+    y          (..., D)  y = x * sigmoid(a * x)
+
+    backward(grad_y (..., D), x, a) -> (grad_x (..., D), grad_a (D,))
+
+The forward is the operator ``autograd_book_workshop::swish``, made with
+``torch.library.custom_op``: its body runs with autograd off, so autograd knows its gradient
+only through ``register_autograd``. ``register(op, backward)`` makes a ``backward(grad_y, x, a)``
+the formula of ``op``; the check ``opcheck`` registers yours on a fresh copy of the operator and
+runs ``torch.library.opcheck`` on it, which compiles your backward as ``torch.compile`` would.
+Stable: finite for ``a * x`` of size 1e3 and more, where ``exp(-a * x)`` overflows.
+"""
+
+import warnings
+
+import torch
+
+from snippets.workshop.check import Mismatch, _fmt, size
+
+OP_NAME = "autograd_book_workshop::swish"
+
+
+# --8<-- [start:forward]
+@torch.library.custom_op(OP_NAME, mutates_args=())
+def swish(x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    return x * torch.sigmoid(a * x)                 # (..., D); autograd does not see inside
+
+
+@swish.register_fake
+def _(x, a):
+    return torch.empty_like(x)                      # x's shape and dtype: what compile traces with
+
+
+def forward(x, a):
+    return swish(x, a)                              # (..., D)
+# --8<-- [end:forward]
+
+
+# --8<-- [start:register]
+def setup_context(ctx, inputs, output):
+    x, a = inputs
+    ctx.save_for_backward(x, a)                     # what backward(grad_y, x, a) needs
+
+
+def register(op, backward):
+    """Make ``backward(grad_y, x, a) -> (grad_x, grad_a)`` the autograd formula of ``op``."""
+    op.register_autograd(lambda ctx, grad_y: tuple(backward(grad_y, *ctx.saved_tensors)),
+                         setup_context=setup_context)
+# --8<-- [end:register]
+
+
+# --8<-- [start:backward]
+def backward(grad_y, x, a):
+    D = a.shape[0]
+    s = torch.sigmoid(a * x)                        # (..., D), in [0, 1] for any a * x
+    ds = s * (1 - s)                                # (..., D), d sigmoid(z)/dz: no exp to overflow
+    grad_x = grad_y * (s + a * x * ds)              # product rule: x * s(a x)
+    grad_a = (grad_y * x * x * ds).reshape(-1, D).sum(dim=0)  # (D,): a was broadcast over the rows
+    return grad_x, grad_a
+# --8<-- [end:backward]
+
+
+register(swish, backward)
+
+
+# ------------------------------------------------------------------ what the checker needs
+NAME = "custom_op"
+TITLE = "a custom op's autograd: Swish with a learnable slope"
+SIGNATURE_FORWARD = "forward(x, a) -> y"
+SIGNATURE_BACKWARD = "backward(grad_y, x, a) -> (grad_x, grad_a)"
+GRADS = ("grad_x", "grad_a")
+DIFF = (0, 1)
+
+
+def cases(gen, dtype):
+    """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, a))]; slopes of both
+    signs, one of them 0 (y = x / 2 there)."""
+    out = []
+    for lead in ((size(gen, 2, 7),), (1,), (size(gen, 2, 3), size(gen, 2, 4))):
+        D = size(gen, 2, 6)
+        x = 2 * torch.randn(*lead, D, generator=gen, dtype=dtype)
+        a = torch.randn(D, generator=gen, dtype=dtype)
+        a[0] = 0.0
+        out.append((f"x {_fmt((*lead, D))}, a ({D},)", (x, a)))
+    return out
+
+
+def stable_cases(gen):
+    """float32 x of size 1e3, slopes near 1: a * x reaches +-3000, where exp(-a * x) overflows."""
+    shape = (size(gen, 2, 5), size(gen, 2, 6))
+    x = 1000 * torch.randn(shape, generator=gen)
+    x[0, 0] = -3000.0                               # exp(3000) is inf in float32 and float64
+    a = 1 + 0.1 * torch.rand(shape[-1], generator=gen)
+    return [(f"x {_fmt(shape)} of size 1e3, a near 1", (x, a))]
+
+
+def torch_forward(x, a):
+    return x * torch.sigmoid(a * x)
+
+
+_copies = []  # the operators opcheck() made, one per call: an operator's name is defined once
+
+
+def opcheck(backward):
+    """Register ``backward`` on a fresh copy of the operator and run ``torch.library.opcheck`` on
+    it, in float64 and float32: the schema, the fake implementation, that autograd reaches the
+    registered formula, and the formula compiled (``aot_dispatch_dynamic``) against the formula
+    run eagerly. It does not judge the gradient's values: the backward check did."""
+    if not callable(backward):
+        raise TypeError(f"opcheck(backward): pass your function {SIGNATURE_BACKWARD}")
+    def body(x: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+        return torch_forward(x, a)
+
+    op = torch.library.custom_op(f"autograd_book_workshop::swish_{len(_copies)}", body, mutates_args=())
+    _copies.append(op)
+    op.register_fake(lambda x, a: torch.empty_like(x))
+    register(op, backward)
+    gen = torch.Generator().manual_seed(0)
+    for dtype in (torch.float64, torch.float32):
+        x = torch.randn(3, 4, generator=gen, dtype=dtype, requires_grad=True)
+        a = torch.randn(4, generator=gen, dtype=dtype, requires_grad=True)
+        try:
+            with warnings.catch_warnings():  # opcheck runs under anomaly mode, which warns on a failure
+                warnings.simplefilter("ignore")
+                torch.library.opcheck(op, (x, a))
+        except Exception as exc:  # noqa: BLE001: opcheck's error, or one of the reader's code it ran
+            first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+            first = first.replace(" (scroll up for stack trace)", "")
+            raise Mismatch(f"torch.library.opcheck failed with your backward registered, on x (3, 4), "
+                           f"a (4,), {str(dtype)[6:]}:\n{first}", "opcheck", "opcheck") from None
+    return "torch.library.opcheck passes with your backward registered (float64, float32)"
+
+
+EXTRA_CHECKS = (("opcheck", opcheck),)
+
+HINTS = {  # progressive: the last one gives the formula
+    "forward": ["y = x * sigmoid(a * x), a broadcast over the rows of x"],  # one level: the forward is given
+    "grad_x": ["x appears twice in the forward, once outside the sigmoid and once inside: the product rule gives two terms",
+               "d sigmoid(z)/dz = sigmoid(z) * (1 - sigmoid(z)), and z = a * x brings a factor a",
+               "grad_x = grad_y * (s + a * x * s * (1 - s)), s = sigmoid(a * x)"],
+    "grad_a": ["a (D,) is used by every row of x: its gradient collects from all of them",
+               "d y / d a = x * x * s * (1 - s) for each entry, s = sigmoid(a * x)",
+               "grad_a = sum over every dimension but the last of grad_y * x * x * s * (1 - s)"],
+    "stability": ["which exp overflows when a * x is -3000, and what is inf / inf?",
+                  "write the derivative of the sigmoid with sigmoid itself: s * (1 - s)"],
+    "opcheck": ["opcheck compiles your backward: every step must be a torch operation on tensors",
+                "no .item(), .tolist(), .numpy() or Python if on a tensor's value inside backward"],
+}
