@@ -31,6 +31,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.checkpoint import checkpoint
+
+from snippets.scale.launch import rank_rows
 # --8<-- [end:imports]
 
 # --8<-- [start:setting]
@@ -41,12 +43,7 @@ WORLD_SIZE = 2
 
 def shard(rank, world_size=WORLD_SIZE):
     """Rank ``rank``'s rows of the full batch: x (2, 2), y (2, 1)."""
-    if world_size != WORLD_SIZE:
-        raise ValueError(f"the example's batch has {WORLD_SIZE} shards: run it with world_size={WORLD_SIZE}, "
-                         f"not {world_size!r}")
-    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
-        raise ValueError(f"rank must be an int from 0 to {world_size - 1}; got {rank!r}")
-    rows = slice(2 * rank, 2 * rank + 2)
+    rows = rank_rows(rank, world_size, WORLD_SIZE, 2)
     return X[rows], Y[rows]
 
 

@@ -27,6 +27,8 @@ from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from torch.distributed.tensor import DTensor, distribute_tensor
+
+from snippets.scale.launch import rank_rows
 # --8<-- [end:imports]
 
 
@@ -49,12 +51,7 @@ def make_model(dtype=torch.float64):
 
 def shard(rank, world_size=WORLD_SIZE):
     """Rank ``rank``'s rows of the full batch: x (2, 4)."""
-    if world_size != WORLD_SIZE:
-        raise ValueError(f"the example's batch has {WORLD_SIZE} shards: run it with world_size={WORLD_SIZE}, "
-                         f"not {world_size!r}")
-    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
-        raise ValueError(f"rank must be an int from 0 to {world_size - 1}; got {rank!r}")
-    return X[2 * rank:2 * rank + 2]
+    return X[rank_rows(rank, world_size, WORLD_SIZE, 2)]
 
 
 def loss_fn(model, x):

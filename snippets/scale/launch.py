@@ -99,6 +99,18 @@ def _rank_main(fn, rank, world_size, port, args, timeout, results):
     _send_and_exit(results, rank, True, value)
 
 
+def rank_rows(rank, world_size, shards, rows):
+    """The rows ``slice`` of a full batch cut into ``shards`` shards of ``rows`` rows that rank
+    ``rank`` of ``world_size`` holds; a world size other than ``shards``, or a rank outside it, is
+    refused by name."""
+    if world_size != shards:
+        raise ValueError(f"the example's batch has {shards} shards: run it with world_size={shards}, "
+                         f"not {world_size!r}")
+    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
+        raise ValueError(f"rank must be an int from 0 to {world_size - 1}; got {rank!r}")
+    return slice(rows * rank, rows * rank + rows)
+
+
 def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0) -> list:
     """``[fn(0, world_size, *args), ..., fn(world_size - 1, world_size, *args)]``, each computed in
     a process of its own joined to the others by a gloo process group (see the module's doc)."""
