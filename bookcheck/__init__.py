@@ -11,6 +11,7 @@ and the tests (tests/) both import; it imports nothing from either, nor pytest.
     counts    how a page's fences are verified (the stamp and the test summary)
     notebooks executing notebooks once per content key
     update    rewriting expected outputs from what blocks print
+    claims    general sentences of the prose, and the block that shows each one
 """
 
 from pathlib import Path

@@ -40,6 +40,8 @@ def loader_generator(seed):
     """A generator to pass as DataLoader(generator=...): fixes shuffling and worker seeds."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {seed!r}")
+    if not -2**63 <= seed < 2**64:  # torch's range; outside it manual_seed overflows
+        raise ValueError(f"seed must be in torch's range of seeds, -2**63 to 2**64 - 1; got {seed}")
     g = torch.Generator()
     g.manual_seed(seed)
     return g

@@ -99,3 +99,17 @@ def test_loader_with_workers_repeats_with_the_generator():
 def test_seed_everything_rejects_seeds_numpy_would_not_take(bad):
     with pytest.raises(ValueError, match=r"seed must be an int in \[0, 2\*\*32\)"):
         seed_everything(bad)
+
+
+@pytest.mark.parametrize("seed", [2**64, 2**70, -2**63 - 1])
+def test_loader_generator_refuses_a_seed_outside_torchs_range_by_name(seed):
+    # torch.Generator().manual_seed(2**64) fails with "Overflow when unpacking long long",
+    # which names neither the argument nor the range.
+    with pytest.raises(ValueError, match=r"seed must be in torch's range of seeds, -2\*\*63 to 2\*\*64 - 1"):
+        loader_generator(seed)
+
+
+@pytest.mark.parametrize("seed", [-2**63, -1, 0, 2**63, 2**64 - 1])
+def test_loader_generator_takes_every_seed_torch_takes(seed):
+    g = loader_generator(seed)
+    assert g.initial_seed() == seed % 2**64  # torch stores the seed as an unsigned 64-bit number

@@ -1,0 +1,447 @@
+"""General sentences of the prose, and whether a block shows each one.
+
+A *general sentence* states what torch, or the book's code, does in general: it holds, outside
+inline code, one of the words of ``STRONG`` (always, never, only, generally, in general,
+cannot, can't, raise, raises, whenever, regardless) anywhere, or a ``QUANTIFIER`` (every,
+any, all, none, nothing, no + a word) where it opens a clause.
+The prose is every line of a page in docs/ that is not in a fence (code, output, diagram),
+not front matter, not an HTML comment, not a heading, not an admonition's or a tab's title,
+not display math, not the list of what a page teaches (the items under "After this page you
+can:", which the page's sections show); each cell of a Markdown table is prose on its own,
+placed at its whole table (a block right after a table is next to every cell).
+
+A general sentence is
+
+- *shown* when a block the harness runs (a ``python``, ``sh`` or ``bash`` fence) opens at most
+  ``WINDOW`` prose lines after it, or closes (its output block included) at most ``WINDOW``
+  prose lines before it, with no heading in between;
+- *linked* when it, or the paragraph, list item or table cell it is in, links to a section
+  (``page.md#anchor`` or ``#anchor``, not a page's title) that holds a block the harness runs;
+- *reviewed* when ``claims_reviewed.toml`` holds an entry for its page and its normalised text
+  (``normalise``: Markdown marks and link targets removed, spaces collapsed, case folded), with
+  a resolution: ``shown_by = "docs/page.md#anchor"`` (a section that holds a run block, checked)
+  or ``kind`` (definition, advice, reader, book, not-general) and ``why``;
+- else *open*.
+
+``python -m bookcheck.claims`` prints every open entry as ``file:line: sentence``, every stale
+review (its sentence is no longer on its page, or its ``shown_by`` holds no run block), and a
+count summary. It reads the pages only (no torch): a second or two for the whole book.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import DOCS, ROOT, rel
+from .page import fences, parse_text
+
+REVIEWED = Path(__file__).with_name("claims_reviewed.toml")
+
+# Pages being rewritten: their open entries are listed but do not fail tests/test_claims.py.
+# Empty it once their rewrites have landed and their entries are resolved.
+PAGES_UNDER_REWRITE = (
+    "docs/part6/hooks.md",
+    "docs/part6/function-api.md",
+    "docs/part6/torch-func-jacobians.md",
+    "docs/part6/edge-semantics.md",
+    "docs/workshop/",
+    "docs/paths/",
+    "docs/reference/drills-explain.md",
+)
+
+# The words that make a sentence general. STRONG words count anywhere outside inline code.
+# A quantifier (every, any, all, none, nothing, no + a word) counts where it opens a clause:
+# at the start of the sentence, after , ; : ( or a dash, or after and, but, so, then, that,
+# where, because, when, while ("Every tensor carries ...", "..., and no error is raised").
+# Inside a phrase ("for every element", "checks every value") it only quantifies, and
+# "no" before longer, grad, more than or deadline is not general. "must" is left out: in
+# this book it prescribes to the reader ("you must ...") far more often than it states a rule.
+STRONG = re.compile(r"\b(always|never|only|generally|in general|cannot|can't|raises?|whenever|regardless)\b",
+                    re.IGNORECASE)
+QUANTIFIER = re.compile(
+    r"(?:^|[,;:(—]\s*|\b(?:and|but|so|then|that|where|because|when|while)\s+)"
+    r"(every(?:one|thing)?|any(?:one|thing)?|all|none|nothing|no(?= (?!longer\b|grad\b|more than\b|deadline\b)\w))\b",
+    re.IGNORECASE,
+)
+
+
+def is_general(masked: str) -> bool:
+    """Whether a sentence (its inline code masked) holds a generality word, as defined above."""
+    return bool(STRONG.search(masked) or QUANTIFIER.search(masked))
+
+
+KINDS = {
+    "definition": "defines a word or names a thing; it states no behaviour",
+    "advice": "tells the reader what to do; it states no behaviour of torch or the book's code",
+    "reader": "a statement about the reader, a model or a training run, not about torch",
+    "book": "a statement about the book (its pages, its checks, what it shows)",
+    "not-general": "the generality word does not make a general claim here (a count, a quote, a name)",
+}
+WINDOW = 6  # prose lines between a sentence and a block that shows it
+KINDS_OF_RESULT = ("shown", "linked", "reviewed", "open")
+
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"]*")?\s*$')
+TAB = re.compile(r'^\s*===\+?\s+"')
+LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+\.)\s+")
+CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+LINK = re.compile(r"!?\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[A-Z`\[*(\"“])")
+
+
+@dataclass
+class Sentence:
+    page: str  # relative path
+    line: int  # 1-based line where it starts
+    text: str  # as written (one line)
+    end_line: int = 0
+    section: int = 0  # index of the section (headings split sections)
+    links: list = field(default_factory=list)  # link targets
+    result: str = ""
+    how: str = ""  # the block, the link or the review
+
+    @property
+    def key(self) -> str:
+        return normalise(self.text)
+
+
+def normalise(text: str) -> str:
+    """The sentence as a review entry keys it: link targets, Markdown marks and HTML tags
+    removed, spaces collapsed, case folded (a moved line keeps its entry, a reworded one does not)."""
+    text = LINK.sub(r"\1", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"[`*]", "", text)
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def _mask_code(text: str) -> str:
+    """The text with inline code replaced by x's of the same length (code is not prose)."""
+    return CODE_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
+
+
+def slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc gives a heading (default slugify, separator '-')."""
+    text = re.sub(r"\s*\{[^}]*\}\s*$", "", heading)
+    text = LINK.sub(r"\1", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = text.replace("`", "").replace("*", "")
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+@dataclass
+class Page:
+    path: Path
+    lines: list
+    sentences: list
+    run_lines: list  # (first, last) 0-based line ranges of run blocks, output fence included
+    sections: list  # (anchor, level, first line, last line) 0-based
+    section_of: list  # section index of each line
+
+
+def _units(lines: list[str]):
+    """Prose units (paragraphs, list items, table cells) as lists of (line index, text)."""
+    prose = [True] * len(lines)
+    for start, end in fences(lines):
+        prose[start:end + 1] = [False] * (min(end, len(lines) - 1) - start + 1)
+    if lines and lines[0].strip() == "---":  # front matter
+        for i in range(1, len(lines)):
+            if lines[i].strip() == "---":
+                prose[: i + 1] = [False] * (i + 1)
+                break
+    in_comment = in_math = in_goals = False
+    unit: list = []
+    table: list = []
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if table and not s.startswith("|"):  # a table ends: each cell spans the whole table
+            for _, cell in table:
+                yield [(table[0][0], cell), (table[-1][0], "")]
+            table = []
+        if in_goals:
+            if not s or LIST_ITEM.match(s) or line.startswith(" "):
+                continue
+            in_goals = False
+        if s.endswith("you can:") and prose[i]:
+            in_goals = True
+            if unit:
+                yield unit
+                unit = []
+            continue
+        if in_comment:
+            in_comment = "-->" not in s
+            continue
+        if s.startswith("<!--"):
+            in_comment = "-->" not in s
+            if unit:
+                yield unit
+                unit = []
+            continue
+        if s == "$$" or (s.startswith("$$") and not s.endswith("$$")) or (in_math and s.endswith("$$")):
+            in_math = not in_math
+            continue
+        if in_math or s.startswith("$$"):
+            continue
+        if not prose[i] or not s or HEADING.match(line) or ADMONITION.match(line) or TAB.match(line) \
+                or s.startswith(("--8<--", "<", "*[")):
+            if unit:
+                yield unit
+                unit = []
+            continue
+        s = re.sub(r"^(>\s*)+", "", s)
+        if s.startswith("|"):
+            if unit:
+                yield unit
+                unit = []
+            if re.fullmatch(r"[|\s:-]+", s):
+                continue
+            for cell in re.split(r"(?<!\\)\|", s.strip("|")):
+                if cell.strip():
+                    table.append((i, cell.strip()))
+            continue
+        item = LIST_ITEM.match(s)
+        if item:
+            if unit:
+                yield unit
+            unit = [(i, s[item.end():])]
+            continue
+        unit.append((i, s))
+    for _, cell in table:
+        yield [(table[0][0], cell), (table[-1][0], "")]
+    if unit:
+        yield unit
+
+
+def _split(unit):
+    """Sentences of a unit: (first line, last line, text)."""
+    text, starts = "", []
+    for i, s in unit:
+        if text:
+            text += " "
+        starts.append((len(text), i))
+        text += s
+    masked = _mask_code(text)
+    masked = LINK.sub(lambda m: "[" + m.group(1) + "](" + "x" * len(m.group(2)) + ")", masked)
+
+    def line_at(pos):
+        found = starts[0][1]
+        for offset, i in starts:
+            if offset <= pos:
+                found = i
+        return found
+
+    spans_to = unit[-1][0] if len(unit) > 1 and unit[-1][1] == "" else None  # a table cell
+    pos = 0
+    cuts = [m.end() for m in SENTENCE_END.finditer(masked)] + [len(text)]
+    for cut in cuts:
+        piece = text[pos:cut].strip()
+        if piece:
+            last = spans_to if spans_to is not None and cut == len(text) else line_at(max(pos, cut - 1))
+            yield line_at(pos), last, piece, masked[pos:cut]
+        pos = cut
+
+
+def read_page(path: Path, text: str | None = None) -> Page:
+    text = Path(path).read_text(encoding="utf-8") if text is None else text
+    lines = text.splitlines()
+    blocks = parse_text(text, path)
+    by_line = {}
+    for start, end in fences(lines):
+        by_line[start] = end
+    run_lines = []
+    for b in blocks:
+        if b.kind != "run":
+            continue
+        start = b.lineno - 1
+        end = by_line.get(start, start)
+        if b.expected_output is not None:  # the output fence belongs to the block
+            j = end + 1
+            while j < len(lines) and not lines[j].lstrip().startswith("```"):
+                j += 1
+            end = by_line.get(j, end)
+        run_lines.append((start, end))
+    sections, section_of, ids = [], [], set()
+    inside = [True] * len(lines)
+    for start, end in fences(lines):
+        inside[start:end + 1] = [False] * (min(end, len(lines) - 1) - start + 1)
+    for i, line in enumerate(lines):
+        if inside[i] and HEADING.match(line):
+            level = len(line.strip()) - len(line.strip().lstrip("#"))
+            title = line.strip().lstrip("#").strip()
+            explicit = re.search(r"\{[^}]*#([\w-]+)[^}]*\}\s*$", title)
+            anchor = explicit.group(1) if explicit else slug(title)
+            if anchor in ids:
+                n = 1
+                while f"{anchor}_{n}" in ids:
+                    n += 1
+                anchor = f"{anchor}_{n}"
+            ids.add(anchor)
+            sections.append([anchor, level, i, len(lines) - 1])
+        section_of.append(len(sections))
+    for k, (anchor, level, first, _) in enumerate(sections):
+        for later in sections[k + 1:]:
+            if later[1] <= level:
+                sections[k][3] = later[2] - 1
+                break
+    page = rel(path).as_posix()
+    sentences = []
+    for unit in _units(lines):
+        unit_links = [m.group(2) for _, text in unit for m in LINK.finditer(text)]
+        for first, last, piece, masked in _split(unit):
+            if not is_general(masked.strip()):
+                continue
+            sentences.append(Sentence(page, first + 1, piece, last + 1, section_of[first] if section_of else 0,
+                                      unit_links))
+    return Page(Path(path), lines, sentences, run_lines, sections, section_of)
+
+
+def _prose_between(page: Page, a: int, b: int) -> int:
+    """Non-blank lines strictly between line indexes a and b that are not marker comments."""
+    return sum(1 for i in range(a + 1, b) if page.lines[i].strip() and not page.lines[i].strip().startswith("<!--"))
+
+
+def shown_nearby(page: Page, s: Sentence) -> str | None:
+    first, last = s.line - 1, s.end_line - 1
+    for start, end in page.run_lines:
+        if start > last and page.section_of[start] == page.section_of[last] \
+                and _prose_between(page, last, start) <= WINDOW:
+            return f"{s.page}:{start + 1}"
+        if end < first and page.section_of[end] == page.section_of[first] \
+                and _prose_between(page, end, first) <= WINDOW:
+            return f"{s.page}:{start + 1}"
+    return None
+
+
+def section_has_run_block(page: Page, anchor: str) -> bool:
+    for name, level, first, last in page.sections:
+        if name == anchor and level > 1:  # a page's title spans the whole page: too wide to show a claim
+            return any(first <= start <= last for start, _ in page.run_lines)
+    return False
+
+
+class Book:
+    """Every page of docs/, read once."""
+
+    def __init__(self, paths=None):
+        self.paths = sorted(paths) if paths is not None else sorted(DOCS.rglob("*.md"))
+        self.pages = {rel(p).as_posix(): read_page(p) for p in self.paths}
+
+    def page_for(self, target: str, origin: str):
+        if target.startswith(("http:", "https:", "mailto:")):
+            return None, None
+        target_path, _, anchor = target.partition("#")
+        if target_path:
+            resolved = (ROOT / origin).parent / target_path
+            try:
+                key = rel(resolved.resolve()).as_posix()
+            except ValueError:
+                return None, None
+            if key.endswith("/") or not key.endswith(".md"):
+                key = key.rstrip("/") + "/index.md" if not key.endswith(".md") else key
+        else:
+            key = origin
+        return self.pages.get(key), anchor
+
+    def linked(self, s: Sentence) -> str | None:
+        for target in s.links:
+            page, anchor = self.page_for(target, s.page)
+            if page is not None and anchor and section_has_run_block(page, anchor):
+                return target
+        return None
+
+    def anchor_holds_block(self, where: str) -> bool:
+        page_path, _, anchor = where.partition("#")
+        page = self.pages.get(page_path)
+        return page is not None and bool(anchor) and section_has_run_block(page, anchor)
+
+
+def load_reviews(path: Path = REVIEWED) -> list[dict]:
+    if not path.exists():
+        return []
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return data.get("claim", [])
+
+
+def classify(book: Book, reviews: list[dict]):
+    """Each general sentence with its result; and the stale or malformed reviews."""
+    index, problems = {}, []
+    for n, r in enumerate(reviews, 1):
+        where = f"{rel(REVIEWED)} entry {n} ({r.get('page')})"
+        if not r.get("page") or not r.get("sentence"):
+            problems.append(f"{where}: an entry needs page and sentence")
+            continue
+        if "shown_by" in r:
+            if not book.anchor_holds_block(r["shown_by"]):
+                problems.append(f"{where}: shown_by {r['shown_by']!r} is not a section that holds a run block")
+        elif r.get("kind") not in KINDS or not str(r.get("why", "")).strip():
+            problems.append(f"{where}: give shown_by = \"page.md#anchor\", or kind (one of "
+                            f"{', '.join(KINDS)}) and why")
+        index[(r["page"], normalise(r["sentence"]))] = r
+    used = set()
+    sentences = []
+    for page in book.pages.values():
+        for s in page.sentences:
+            near = shown_nearby(page, s)
+            link = None if near else book.linked(s)
+            review = index.get((s.page, s.key))
+            if near:
+                s.result, s.how = "shown", near
+            elif link:
+                s.result, s.how = "linked", link
+            elif review:
+                s.result = "reviewed"
+                s.how = review.get("shown_by") or review.get("kind")
+            else:
+                s.result = "open"
+            if review:
+                used.add((s.page, s.key))
+            sentences.append(s)
+    for key, r in index.items():
+        if key not in used and r["page"] in book.pages:
+            problems.append(f"{rel(REVIEWED)}: stale review, no longer on {r['page']}: {r['sentence']!r}")
+        elif r["page"] not in book.pages and (Path(r["page"]).parent == Path("docs") or r["page"].startswith("docs/")):
+            problems.append(f"{rel(REVIEWED)}: stale review, no page {r['page']}")
+    return sentences, problems
+
+
+def under_rewrite(page: str) -> bool:
+    return any(page == p or (p.endswith("/") and page.startswith(p)) for p in PAGES_UNDER_REWRITE)
+
+
+def summary(sentences) -> str:
+    counts = Counter(s.result for s in sentences)
+    kinds = Counter(s.how if s.how in KINDS else "shown by a named section's block"
+                    for s in sentences if s.result == "reviewed")
+    by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    held = sum(1 for s in sentences if s.result == "open" and under_rewrite(s.page))
+    return (f"{len(sentences)} general sentences: {counts['shown']} shown by a nearby block, "
+            f"{counts['linked']} linked to a section with a block, {counts['reviewed']} reviewed"
+            f"{' (' + by_kind + ')' if by_kind else ''}, {counts['open']} open"
+            f" ({held} on pages under rewrite)")
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    book = Book()
+    sentences, problems = classify(book, load_reviews())
+    show_all = "--all" in argv
+    for s in sentences:
+        if s.result == "open" or show_all:
+            tag = "" if s.result == "open" else f" [{s.result}: {s.how}]"
+            print(f"{s.page}:{s.line}: {s.text}{tag}")
+    for p in problems:
+        print(p)
+    print(summary(sentences))
+    failing = [s for s in sentences if s.result == "open" and not under_rewrite(s.page)]
+    return 1 if failing or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The general sentences of the prose (bookcheck/claims.py): every one is shown by a block,
+linked to one, or reviewed; and the listing can fail."""
+
+import time
+
+import pytest
+
+from bookcheck import claims
+
+UNSHOWN = """# A page
+
+## Saving
+
+Every tensor that a backward needs is saved in its node.
+
+Some unrelated text.
+"""
+
+BLOCK = """
+```python
+print(1)
+```
+
+<!--pytest-codeblocks:expected-output-->
+```text
+1
+```
+"""
+
+
+def listing(tmp_path, text, reviews=(), name="page.md"):
+    page = tmp_path / name
+    page.write_text(text, encoding="utf-8")
+    book = claims.Book([page])
+    return claims.classify(book, list(reviews))
+
+
+def test_every_general_sentence_of_the_book_is_shown_linked_or_reviewed():
+    start = time.perf_counter()
+    book = claims.Book()
+    sentences, problems = claims.classify(book, claims.load_reviews())
+    elapsed = time.perf_counter() - start
+    open_ = [f"{s.page}:{s.line}: {s.text}" for s in sentences
+             if s.result == "open" and not claims.under_rewrite(s.page)]
+    assert not problems, "\n".join(problems)
+    assert not open_, ("general sentences that no block shows (show, link or review each one; "
+                       "python -m bookcheck.claims lists them):\n" + "\n".join(open_))
+    assert len(sentences) > 500  # the scan read the book's prose, not nothing
+    assert elapsed < 5, f"the listing took {elapsed:.1f} s; it is a page scan and must stay fast"
+
+
+def test_an_unshown_general_sentence_is_listed_and_a_block_after_it_shows_it(tmp_path):
+    sentences, problems = listing(tmp_path, UNSHOWN)
+    assert [(s.line, s.result) for s in sentences] == [(5, "open")]
+    assert sentences[0].text == "Every tensor that a backward needs is saved in its node."
+    assert not problems
+    shown, _ = listing(tmp_path, UNSHOWN + BLOCK)
+    assert [s.result for s in shown] == ["shown"]
+
+
+def test_a_block_in_another_section_or_far_away_does_not_show_it(tmp_path):
+    other_section, _ = listing(tmp_path, UNSHOWN + "\n## Elsewhere\n" + BLOCK)
+    assert [s.result for s in other_section] == ["open"]
+    far = UNSHOWN + "\n".join(f"Line {n} of prose." for n in range(claims.WINDOW + 1)) + "\n" + BLOCK
+    far_away, _ = listing(tmp_path, far)
+    assert [s.result for s in far_away] == ["open"]
+
+
+@pytest.mark.parametrize("text, general", [
+    ("Autograd never saves this.", True),
+    ("Only a leaf that requires grad is refused.", True),
+    ("`x.view(-1)` raises here.", True),
+    ("Every tensor carries a counter.", True),
+    ("The sum adds a term for every element.", False),  # a quantifier inside a phrase
+    ("Call `torch.all(x)` on it.", False),  # inline code is not prose
+    ("Run it under no grad mode.", False),
+])
+def test_which_sentences_are_general(tmp_path, text, general):
+    sentences, _ = listing(tmp_path, f"# T\n\n{text}\n")
+    assert bool(sentences) is general
+
+
+def test_a_link_to_a_section_with_a_block_shows_it(tmp_path):
+    text = UNSHOWN.replace("in its node.", "in its node ([shown here](#where)).") + \
+        "\n" + "\n".join(f"Line {n}." for n in range(10)) + "\n\n## Where\n" + BLOCK
+    sentences, _ = listing(tmp_path, text)
+    assert [s.result for s in sentences] == ["linked"]
+    no_block = text.replace(BLOCK, "\nPlain text here.\n")
+    sentences, _ = listing(tmp_path, no_block)
+    assert [s.result for s in sentences] == ["open"]
+
+
+def test_reviews_resolve_entries_and_stale_or_malformed_reviews_fail(tmp_path):
+    page = str(tmp_path / "page.md")
+    sentence = "Every tensor that a backward needs is saved in its node."
+    reviewed, problems = listing(tmp_path, UNSHOWN, [
+        {"page": page, "sentence": "every  TENSOR that a backward needs is saved in its node.",
+         "kind": "definition", "why": "says what saving means"}])
+    assert [s.result for s in reviewed] == ["reviewed"] and not problems
+    _, problems = listing(tmp_path, UNSHOWN, [
+        {"page": page, "sentence": sentence, "kind": "definition", "why": "x"},
+        {"page": page, "sentence": "A sentence that was reworded.", "kind": "advice", "why": "x"}])
+    assert any("stale review" in p for p in problems)
+    _, problems = listing(tmp_path, UNSHOWN, [{"page": page, "sentence": sentence, "kind": "because"}])
+    assert any("give shown_by" in p for p in problems)
+    _, problems = listing(tmp_path, UNSHOWN, [{"page": page, "sentence": sentence, "shown_by": page + "#saving"}])
+    assert any("not a section that holds a run block" in p for p in problems)
+
+
+def test_the_reviews_name_blocks_that_exist():
+    book = claims.Book()
+    for review in claims.load_reviews():
+        if "shown_by" in review:
+            assert book.anchor_holds_block(review["shown_by"]), review
+
+
+def test_the_glossary_says_when_batch_norm_mixes_the_examples_of_a_batch():
+    # It mixes them only when it normalises with its batch's statistics: in training mode, or
+    # without running statistics; in eval mode with running statistics accumulation is exact.
+    text = (claims.DOCS / "reference" / "glossary.md").read_text(encoding="utf-8")
+    entry = text[text.index("\nmicro-batch\n"):]
+    entry = " ".join(entry[:entry.index("\n\n", 2)].split())
+    assert "in training mode" in entry and "`track_running_stats=False`" in entry, entry
+    assert "accumulation is exact" in entry and "accumulation-at-scale.md#pitfalls" in entry, entry
+    shown = (claims.DOCS / "part2" / "accumulation-at-scale.md").read_text(encoding="utf-8")
+    for line in ("train: 4 micro-batches give the full-batch gradient: False",
+                 "eval : 4 micro-batches give the full-batch gradient: True",
+                 "eval, no running statistics: 4 micro-batches give the full-batch gradient: False"):
+        assert line in shown, line
