@@ -293,7 +293,7 @@ def read_page(path: Path, text: str | None = None) -> Page:
     page = rel(path).as_posix()
     sentences = []
     for unit in _units(lines):
-        unit_links = [m.group(2) for _, text in unit for m in LINK.finditer(text)]
+        unit_links = [m.group(2) for m in LINK.finditer("\n".join(text for _, text in unit))]  # a link may wrap
         for first, last, piece, masked in _split(unit):
             if not is_general(masked.strip()):
                 continue
