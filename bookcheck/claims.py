@@ -46,10 +46,6 @@ REVIEWED = Path(__file__).with_name("claims_reviewed.toml")
 # Pages being rewritten: their open entries are listed but do not fail tests/test_claims.py.
 # Empty it once their rewrites have landed and their entries are resolved.
 PAGES_UNDER_REWRITE = (
-    "docs/part6/hooks.md",
-    "docs/part6/function-api.md",
-    "docs/part6/torch-func-jacobians.md",
-    "docs/part6/edge-semantics.md",
     "docs/workshop/",
     "docs/paths/",
     "docs/reference/drills-explain.md",
