@@ -62,6 +62,7 @@ DRILL = re.compile(r"^(\d+)\. (.+)$")
 LABEL = re.compile(r"^(" + "|".join(KINDS) + r")\b[^:`]*:\s+(.+)$")
 ANSWER = re.compile(r'^\?\?\?\+? question "Answer"\s*$')
 TAB = re.compile(r'^===\+?\s+"(.*)"\s*$')
+NESTED = re.compile(r'^\?\?\?\+? \w+ "(.*)"\s*$')
 
 CSS = """\
 .card { font-family: system-ui, sans-serif; font-size: 17px; text-align: left; max-width: 46em;
@@ -202,6 +203,11 @@ class _Renderer:
                 continue
             if MARKER_LINE.match(line + "\n"):
                 pass
+            elif NESTED.match(s):  # a fold inside the answer (a follow-up's answer): its title, then its body
+                out.append(self.prose(chunk))
+                chunk = []
+                out.append(f"<p><strong>{html.escape(NESTED.match(s).group(1))}</strong></p>")
+                indent += 4
             elif TAB.match(s):  # a content tab's label (e.g. an output per torch version)
                 chunk += ["", f"*{TAB.match(s).group(1)}*", ""]
             else:

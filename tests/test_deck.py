@@ -85,12 +85,19 @@ def answer_prose(drill) -> list[str]:
         s = lines[i].strip()
         if not prose[i] or s.startswith("<!--"):
             continue
+        fold = re.match(r'\?\?\?\+? \w+ "(.*)"$', s)  # a fold inside the answer shows its title
+        if fold:
+            if current:
+                paragraphs.append(plain(" ".join(current)))
+            paragraphs.append(plain(fold.group(1)))
+            current = []
+            continue
         if not s:
             if current:
                 paragraphs.append(plain(" ".join(current)))
             current = []
         else:
-            current.append(s)
+            current.append(re.sub(r"^(-|\d+\.) ", "", s))  # a list item reads as its text
     if current:
         paragraphs.append(plain(" ".join(current)))
     return paragraphs
