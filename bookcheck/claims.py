@@ -47,8 +47,6 @@ REVIEWED = Path(__file__).with_name("claims_reviewed.toml")
 # Empty it once their rewrites have landed and their entries are resolved.
 PAGES_UNDER_REWRITE = (
     "docs/workshop/",
-    "docs/paths/",
-    "docs/reference/drills-explain.md",
 )
 
 # The words that make a sentence general. STRONG words count anywhere outside inline code.
