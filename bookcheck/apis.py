@@ -996,12 +996,8 @@ NOT_TEACHING = ("paths/", "reference/")  # with the home page: they point to whe
 
 def nav_pages(config: Path = ROOT / "mkdocs.yml") -> list[tuple[str, str]]:
     """(title, path under docs/) of every page in mkdocs.yml's nav, in order."""
-    import yaml
+    from .model import read_config
 
-    class Loader(yaml.SafeLoader):  # mkdocs.yml holds !ENV and !!python tags: ignore them
-        pass
-
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     found: list[tuple[str, str]] = []
 
     def walk(items):
@@ -1015,7 +1011,7 @@ def nav_pages(config: Path = ROOT / "mkdocs.yml") -> list[tuple[str, str]]:
                     else:
                         walk(value)
 
-    walk(yaml.load(Path(config).read_text(encoding="utf-8"), Loader=Loader).get("nav"))
+    walk(read_config(config).get("nav"))
     return found
 
 

@@ -1,21 +1,20 @@
-"""Every check of a page, in page order: the one dispatch over block kinds.
+"""Every check of a page, in page order: the one dispatcher over the registry of checks.
 
-``page_checks(path)`` lists them (the pytest plugin makes each one a test item);
-``check_page(path)`` runs them all and returns the failures' messages (tests of fixture pages,
-and the book's own page on how it is verified).
+``page_checks(path)`` reads the page once (bookcheck.model.Page) and, for each entry of
+bookcheck.markers.CHECKS, calls the entry's function on every node of its kind and syntax; each
+returns a PageCheck (the pytest plugin makes each one a test item). ``check_page(path)`` runs
+them all and returns the failures' messages (tests of fixture pages, and the book's own page on
+how it is verified).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
-from . import HarnessError
-from .diagrams import check_diagram
-from .guard import guard
-from .page import parse_page
-from .run import PageRuns, check_block
-from .tables import table_checks
+from . import HarnessError, markers
+from .model import Page
 
 
 @dataclass
@@ -23,46 +22,61 @@ class PageCheck:
     name: str  # "guard", "line 12", "line 30 diagram", "line 40 backward table"
     run: Callable[[], None]  # raises HarnessError on failure
     skip: str | None = None  # the reason a reader sees, for a skipped block
+    line: int = 0  # where it sits in the page (1-based; 0: the whole page), for page order
 
 
-def _guard(path):
-    problems = guard(path)
-    if problems:
-        raise HarnessError("\n".join(problems))
+class PageContext:
+    """What the checks of one page share: the page model, its blocks, their runs (each cont
+    chain once per seed, in worker processes: bookcheck.worker) and ``update`` (given to
+    check_block under --update-outputs)."""
 
+    def __init__(self, page: Page, update=None):
+        self.page, self.update = page, update
 
-def _raise(exc):
-    raise exc
+    @functools.cached_property
+    def blocks(self) -> list:
+        return self.page.blocks
+
+    @functools.cached_property
+    def runs(self):
+        from .run import PageRuns
+
+        return PageRuns(self.blocks)
+
+    def nodes(self, entry: markers.Check) -> list:
+        if entry.node == "page":
+            return [self.page]
+        if entry.node == "heading":
+            return [self.page] if self.page.headings else []  # one check of the page's headings
+        if entry.node == "table":
+            return [t for t in self.page.tables if t.kind in entry.syntax]
+        if entry.node == "fence":
+            try:
+                blocks = self.blocks
+            except HarnessError:
+                return []  # the guard reports it
+            return [b for b in blocks if b.syntax in entry.syntax]
+        raise ValueError(f"{entry}: node must be page, fence, table or heading")
 
 
 def page_checks(path, update=None) -> list[PageCheck]:
-    """The guard, each runnable block, each diagram checked against code, each hand-trace table.
-    ``update``: given to check_block (--update-outputs)."""
-    checks = [PageCheck("guard", lambda: _guard(path))]
-    try:
-        blocks = parse_page(path)
-    except (RuntimeError, HarnessError):
-        return checks  # the guard reports it
-    runs = PageRuns(blocks)  # every chain once per seed, in worker processes (bookcheck.worker)
-    for b in blocks:
-        if b.runnable:
-            skip = f"{b.where}: {b.mark('skip').reason}" if b.kind == "skipped" else None
-            checks.append(PageCheck(f"line {b.lineno}", lambda b=b: check_block(blocks, b, runs, update), skip))
-        elif b.kind == "checked diagram":
-            checks.append(PageCheck(f"line {b.lineno} diagram", lambda b=b: check_diagram(blocks, b, runs)))
-    try:
-        tables = table_checks(path)
-    except HarnessError as exc:
-        checks.append(PageCheck("tables", lambda exc=exc: _raise(exc)))
-        return checks
-    for table, check in tables:
-        checks.append(PageCheck(f"line {table.lineno} {table.kind} table", check))
-    return checks
+    """Every check of the page at ``path``, in page order (the guard first)."""
+    context = PageContext(Page.parse(path), update)
+    checks = []
+    for entry in markers.CHECKS:
+        check = markers.resolve(entry.check)
+        for node in context.nodes(entry):
+            found = check(context, node)
+            if found is not None:
+                checks.append(found)
+    return sorted(checks, key=lambda c: c.line)
 
 
 def check_page(path) -> list[str]:
     """Run every check of a page; return the failures' messages (empty: the page passes). A
     page that fails its guard is reported by the guard alone."""
+    from .guard import guard
+
     failures = list(guard(path))
     if failures:
         return failures

@@ -246,21 +246,10 @@ def read_page(path: Path, text: str | None = None) -> Page:
     text = Path(path).read_text(encoding="utf-8") if text is None else text
     lines = text.splitlines()
     blocks = parse_text(text, path)
-    by_line = {}
-    for start, end in fences(lines):
-        by_line[start] = end
     run_lines = []
     for b in blocks:
-        if b.kind != "run":
-            continue
-        start = b.lineno - 1
-        end = by_line.get(start, start)
-        if b.expected_output is not None:  # the output fence belongs to the block
-            j = end + 1
-            while j < len(lines) and not lines[j].lstrip().startswith("```"):
-                j += 1
-            end = by_line.get(j, end)
-        run_lines.append((start, end))
+        if b.kind == "run":  # the output fence belongs to the block
+            run_lines.append((b.fence.start, (b.output_fence or b.fence).end))
     sections, section_of, ids = [], [], set()
     inside = [True] * len(lines)
     for start, end in fences(lines):

@@ -1,7 +1,8 @@
 """How the fences of pages are verified (the page stamp and the test summary).
 
-Counted from the blocks' kinds (page.kind_of) and the marker registry, so the stamp says
-what the checks do.
+Counted from the page model: the blocks' kinds (page.kind_of) and the marker registry for
+fences, and for every other node the counter of its entry in the registry of checks
+(bookcheck.markers.CHECKS), so the stamp says what the checks do.
 """
 
 from __future__ import annotations
@@ -9,17 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import markers
-from .page import parse_text
+from .model import Page
 
-COUNTERS = ("run", "verified outputs", "outputs of another torch", "expected errors", "expected warnings", "diagrams",
-            "diagrams checked against code", "skipped", "hand-trace tables")
+FENCE_COUNTERS = ("run", "verified outputs", "outputs of another torch", "expected errors", "expected warnings",
+                  "diagrams", "diagrams checked against code", "skipped")
+COUNTERS = FENCE_COUNTERS + tuple(dict.fromkeys(
+    c.counter for c in markers.CHECKS if c.counter and c.counter not in FENCE_COUNTERS))
 
 
 def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
     """Counts and skip reasons of one page, from its text."""
     counts = dict.fromkeys(COUNTERS, 0)
     reasons = []
-    for b in parse_text(text, path):
+    page = Page.from_text(text, path)
+    for b in page.blocks:
         if b.kind == "skipped":
             counts["skipped"] += 1
             reasons.append(f"{b.where}: {b.mark('skip').reason}")
@@ -35,7 +39,15 @@ def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
             counts["diagrams"] += 1
             counts["diagrams checked against code"] += b.kind == "checked diagram"
         counts["verified outputs"] += b.expected_output is not None
-    counts["hand-trace tables"] += sum(1 for line in text.splitlines() if markers.TABLE_MARKER.match(line))
+    for entry in markers.CHECKS:
+        if entry.counter in FENCE_COUNTERS or not entry.counter:
+            continue
+        if entry.node == "table":
+            counts[entry.counter] += sum(1 for t in page.tables if t.kind in entry.syntax)
+        elif entry.node == "heading":
+            counts[entry.counter] += len(page.headings)
+        elif entry.node == "page":
+            counts[entry.counter] += 1
     return counts, reasons
 
 

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from . import DOCS, HarnessError, rel
 from .markers import MARKER_LINE
-from .page import _fence_end, expand_snippets, output_fence, outside_fences, parse_page, snippet_files
+from .model import Page
+from .page import expand_snippets, snippet_files
 
 PAGES = "reference/drills*.md"  # relative to docs/
 APKG = "autograd-drills.apkg"
@@ -153,24 +154,23 @@ def _pre(text: str, syntax: str, output: bool = False) -> str:
     return f"<pre{cls}><code{lang}>{html.escape(text.rstrip(chr(10)))}</code></pre>"
 
 
-def _anchors(lines: list[str]) -> dict[int, str]:
-    """The id Python-Markdown's toc gives each heading outside fences, by line index."""
-    found = [i for i, (line, prose) in enumerate(zip(lines, outside_fences(lines))) if prose and HEADING.match(line)]
-    md = _markdown("toc")  # as mkdocs.yml configures it: the default slugify
-    ids = re.findall(r'<h[1-6] id="([^"]*)"', md.convert("\n\n".join(lines[i] for i in found)))
-    if len(ids) != len(found):
-        raise HarnessError("the headings of a drill page did not render one id each")
-    return dict(zip(found, map(html.unescape, ids)))
+def _anchors(page) -> dict[int, str]:
+    """The id the site's toc gives each heading, by line index (the page model's; ``page``: a
+    Page, or a page's lines)."""
+    if not isinstance(page, Page):
+        page = Page.from_lines(page)
+    return {h.line: h.anchor for h in page.headings if HEADING.match(page.lines[h.line])}
 
 
 class _Renderer:
     """Turns a region of a page (line indices) into HTML: prose through Markdown, every fence
     from the page model (code as the site shows it, each verified output under its block)."""
 
-    def __init__(self, path: Path, page: str, lines: list[str], base_url: str):
-        self.path, self.page, self.lines, self.base_url = path, page, lines, base_url
-        self.title = next((line[2:].strip() for line in lines if line.startswith("# ")), page)
-        self.blocks = {b.lineno: b for b in parse_page(path)}
+    def __init__(self, model: Page, page: str, base_url: str):
+        self.path, self.page, self.lines, self.base_url = model.path, page, model.lines, base_url
+        self.title = next((line[2:].strip() for line in self.lines if line.startswith("# ")), page)
+        self.blocks = {b.lineno: b for b in model.blocks}
+        self.fences = {f.start: f for f in model.fences}
         self.md = _markdown()
 
     def prose(self, chunk: list[str]) -> str:
@@ -186,18 +186,18 @@ class _Renderer:
             line = self.lines[i]
             body = line[indent:] if line[:indent].strip() == "" else line.lstrip()
             s = body.strip()
-            if s.startswith("```"):
+            if i in self.fences:
                 out.append(self.prose(chunk))
                 chunk = []
                 block = self.blocks.get(i + 1)
-                end = _fence_end(self.lines, i)
+                end = self.fences[i].end
                 if block is None:
                     raise HarnessError(f"{rel(self.path)}:{i + 1}: a fence the page model does not read")
                 code = expand_snippets(block.code) if block.runnable else block.code
                 out.append(_pre(code, block.syntax, output=block.kind == "version output"))
-                if block.expected_output is not None:
+                if block.output_fence is not None:
                     out.append(_pre(block.expected_output, "text", output=True))
-                    end = _fence_end(self.lines, output_fence(self.lines, i + 1) - 1)
+                    end = block.output_fence.end
                 shown.append(block)
                 i = end + 1
                 continue
@@ -221,9 +221,10 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
     """Every drill of one drill page, in page order."""
     path, docs = Path(path), Path(docs)
     page = path.relative_to(docs).as_posix()
-    lines = path.read_text(encoding="utf-8").splitlines()
-    anchors = _anchors(lines)
-    render = _Renderer(path, page, lines, base_url)
+    model = Page.parse(path)
+    lines = model.lines
+    anchors = _anchors(model)
+    render = _Renderer(model, page, base_url)
     heads = sorted(anchors)
     found, section = [], ""
     for n, i in enumerate(heads):
@@ -266,7 +267,7 @@ def sources(docs: Path = DOCS) -> list[Path]:
     files = {Path(__file__)}
     for path in pages(docs):
         files.add(path)
-        files.update(f for b in parse_page(path) for f in snippet_files(b.code))
+        files.update(f for b in Page.parse(path).blocks for f in snippet_files(b.code))
     return sorted(files)
 
 

@@ -98,3 +98,14 @@ def check_diagram(blocks: list[Block], diagram: Block, runs: PageRuns | None = N
             f"{diagram.where}: the diagram is not {what}.\n"
             f"The code gives:\n{want}\n\nthe page shows:\n{diagram.code}"
         )
+
+
+def page_check(context, block):
+    """The registry's entry for a mermaid fence: checked against code when it is marked
+    graph_of or diagram_from (otherwise nothing to check here: None)."""
+    from .check import PageCheck
+
+    if block.kind != "checked diagram":
+        return None
+    return PageCheck(f"line {block.lineno} diagram", lambda: check_diagram(context.blocks, block, context.runs),
+                     line=block.lineno)

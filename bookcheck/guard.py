@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from . import HarnessError, markers, rel
-from .page import fences, output_fence, outside_fences, parse_page, tab_above
+from .model import Page
 from .versions import also, pinned, tab_label
 
 
-def guard(path: Path) -> list[str]:
-    """Problems with the fences of a page, each as ``file:line: what is wrong; what to do``."""
-    problems = []
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    for start, _ in fences(lines):
-        if lines[start].lstrip().startswith("~~~"):
-            problems.append(f"{rel(path)}:{start + 1}: a ~~~ fence is never run or checked; use ``` fences")
-    for i, (line, prose) in enumerate(zip(lines, outside_fences(lines)), 1):
+def page_check(context, page):
+    """The registry's entry for a whole page (bookcheck.markers.CHECKS): its guard."""
+    from .check import PageCheck
+
+    return PageCheck("guard", lambda: _raise(guard(page)))
+
+
+def _raise(problems):
+    if problems:
+        raise HarnessError("\n".join(problems))
+
+
+def guard(path) -> list[str]:
+    """Problems with the fences of a page, each as ``file:line: what is wrong; what to do``.
+    ``path``: a page's path, or its model (bookcheck.model.Page)."""
+    page = path if isinstance(path, Page) else Page.parse(path)
+    path, lines, problems = page.path, page.lines, []
+    for f in page.fences:
+        if f.char == "~":
+            problems.append(f"{rel(path)}:{f.lineno}: a ~~~ fence is never run or checked; use ``` fences")
+    for i, (line, prose) in enumerate(zip(lines, page.prose), 1):
         s = line.lstrip()
         if prose and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):
             kinds = " or ".join(f"<!-- hand-trace: {k} -->" for k in markers.TABLE_KINDS)
@@ -29,14 +40,14 @@ def guard(path: Path) -> list[str]:
                                 f"the table markers are {known} (bookcheck/markers.py)")
 
     try:
-        blocks = parse_page(path)
-    except (RuntimeError, HarnessError) as exc:
-        return problems + [f"{rel(path)}: cannot parse its fences: {exc}"]
+        blocks = page.blocks
+    except HarnessError as exc:
+        return problems + [f"{rel(path)}: cannot read the page: {exc}"]
 
     previous_run = None
     for i, b in enumerate(blocks):
         if b.kind == "version output":
-            problems += _version_output(lines, blocks[i - 1] if i else None, b)
+            problems += _version_output(blocks[i - 1] if i else None, b)
             continue
         unknown = [m.name for m in b.marks if m.name not in markers.KNOWN_MARKS]
         if "xfail" in unknown:
@@ -85,7 +96,7 @@ def guard(path: Path) -> list[str]:
     return problems
 
 
-def _version_output(lines, above, b) -> list[str]:
+def _version_output(above, b) -> list[str]:
     """An output_on("V") fence: right after the pinned output of a run block, both in content
     tabs labelled with their versions, V a verified version, and an output that differs."""
     args = b.mark("output_on").args
@@ -96,8 +107,9 @@ def _version_output(lines, above, b) -> list[str]:
     if above is None or above.kind != "run" or not above.expected_output:
         return [f"{b.where}: output_on({version!r}) must follow the output block of a python/sh block"]
     problems = []
-    for where, label in ((output_fence(lines, above.lineno), tab_label(pinned())), (b.lineno, tab_label(version))):
-        if tab_above(lines, where) != label:
+    for fence, label in ((above.output_fence, tab_label(pinned())), (b.fence, tab_label(version))):
+        where = fence.lineno
+        if fence.tab != label:
             problems.append(f'{rel(b.path)}:{where}: put this output in a content tab === "{label}" '
                             "(the reader must see which version prints it)")
     if above.outputs.get(version) == above.expected_output:

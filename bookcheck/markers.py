@@ -48,28 +48,77 @@ DIAGRAM_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "diagram"
 RUN_MARKS = tuple(n for n, m in MARKERS.items() if m.applies_to == "run")
 
 # Table markers: an HTML comment on its own line before a Markdown table, naming the check
-# that reads the table from the page. Every one is here: the guard rejects any other comment
-# of this form, and the build hook removes all of them from the HTML (MARKER_LINE).
+# that reads the table from the page model (bookcheck.model.Page.tables). Every one is here: the
+# guard rejects any other comment of this form, and the build hook removes all of them from the
+# HTML (MARKER_LINE). A generated slot (``slot``) is a marker with no table under it: a build
+# hook writes the table in its place (``generate``: that function, given the page and every page).
 @dataclass(frozen=True)
 class TableMarker:
     comment: str  # the text between <!-- and -->
-    checked_by: str  # the code that reads and checks the table
+    checked_by: str  # what the check does, for a reader of this table
+    check: str | None = None  # "module:function", called with (page context, table); raises HarnessError
+    counter: str | None = None  # the stamp's counter of these tables
+    slot: bool = False  # a generated slot: no table follows the marker in the Markdown
+    generate: str | None = None  # "module:function(path, pages) -> Markdown" that fills a slot
 
 
+CHECKED = "tables checked against torch"
 TABLE_MARKERS = {
     t.comment: t
     for t in (
-        TableMarker("hand-trace: forward", "bookcheck.tables (every value recomputed with torch)"),
-        TableMarker("hand-trace: backward", "bookcheck.tables (every local derivative, upstream gradient and product)"),
-        TableMarker("forward-trace", "snippets.forward_trace, tests/test_forward_trace.py"),
-        TableMarker("op-table", "tests/test_chain_rule_table.py"),
-        TableMarker("compat-table", "tests/test_function_api.py"),
-        TableMarker("broadcast-table", "tests/test_broadcasting_table.py"),
-        TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)"),
-        TableMarker("error-index", "overrides/hooks.py (writes the list of bookcheck.indexes.errors here)"),
-        TableMarker("api-index", "overrides/hooks.py (writes the table of bookcheck.apis.entries here)"),
+        TableMarker("hand-trace: forward", "bookcheck.tables (every value recomputed with torch)",
+                    "bookcheck.tables:check_forward", "hand-trace tables"),
+        TableMarker("hand-trace: backward", "bookcheck.tables (every local derivative, upstream gradient and product)",
+                    "bookcheck.tables:check_backward_table", "hand-trace tables"),
+        TableMarker("forward-trace", "snippets.forward_trace (every value and tangent on dual tensors)",
+                    "bookcheck.table_kinds:forward_trace", CHECKED),
+        TableMarker("op-table", "bookcheck.table_kinds (each rule's gradient against autograd)",
+                    "bookcheck.table_kinds:op_table", CHECKED),
+        TableMarker("compat-table", "bookcheck.table_kinds (each cell against what torch does)",
+                    "bookcheck.table_kinds:compat_table", CHECKED),
+        TableMarker("broadcast-table", "bookcheck.table_kinds (each shape pair with torch.broadcast_shapes)",
+                    "bookcheck.table_kinds:broadcast_table", CHECKED),
+        TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)",
+                    slot=True, generate="bookcheck.versions:differences_table"),
+        TableMarker("error-index", "overrides/hooks.py (writes the list of bookcheck.indexes.errors here)",
+                    slot=True, generate="bookcheck.indexes:error_index"),
+        TableMarker("api-index", "overrides/hooks.py (writes the table of bookcheck.apis.entries here)",
+                    slot=True, generate="bookcheck.apis:api_index"),
+        TableMarker("section-pages", "overrides/site_hooks.py (writes the list of the nav section's pages here)",
+                    slot=True),
     )
 }
+
+
+# The checks of a page, one entry per kind of node: the dispatcher (bookcheck.check.page_checks)
+# iterates this table, and the stamp (bookcheck.counts) counts each entry's nodes under its
+# counter. A new kind of check is an entry here and its module's function, called with the page's
+# context and one node, returning a PageCheck (or None: nothing to check on that node).
+@dataclass(frozen=True)
+class Check:
+    node: str  # "page", "fence", "table" or "heading" (bookcheck.model.Page)
+    syntax: tuple  # a fence's info strings, a table's marker comment; () for any
+    check: str  # "module:function"
+    counter: str | None = None  # the stamp's counter of the nodes it checks (fences: bookcheck.counts)
+
+
+CHECKS = (
+    Check("page", (), "bookcheck.guard:page_check"),
+    Check("fence", tuple(sorted(RUN_SYNTAX)), "bookcheck.run:page_check"),
+    Check("fence", tuple(sorted(DIAGRAM_SYNTAX)), "bookcheck.diagrams:page_check"),
+    *(Check("table", (t.comment,), t.check, t.counter) for t in TABLE_MARKERS.values() if t.check),
+    Check("heading", (), "bookcheck.headings:page_check", "headings with distinct anchors"),
+)
+
+
+def resolve(dotted: str):
+    """``"module:function"`` -> the function."""
+    import importlib
+
+    module, _, name = dotted.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 TABLE_KINDS = ("forward", "backward")
 TABLE_MARKER = re.compile(r"\s*<!--\s*hand-trace:\s*(" + "|".join(TABLE_KINDS) + r")\s*-->")
 TABLE_MARKER_LOOSE = re.compile(r"<!--\s*hand-trace")

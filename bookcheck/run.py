@@ -293,3 +293,13 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
             "seed; seed it inside the block (torch.manual_seed) so the reader sees these numbers:\n"
             f"first run:\n{first.shown}second run:\n{third.shown if third.error is None else second.shown}"
         )
+
+
+def page_check(context, block):
+    """The registry's entry for a python, sh or bash fence (bookcheck.markers.CHECKS): the whole
+    check of the block, or a skip with its reason."""
+    from .check import PageCheck
+
+    skip = f"{block.where}: {block.mark('skip').reason}" if block.kind == "skipped" else None
+    return PageCheck(f"line {block.lineno}", lambda: check_block(context.blocks, block, context.runs, context.update),
+                     skip, line=block.lineno)

@@ -27,53 +27,33 @@ class Table:
         return f"{rel(self.path)}:{self.lineno}"
 
 
-PIPE = re.compile(r"(?<!\\)\|")
+def marked_tables(text: str, comment: str) -> list:
+    """Every Markdown table of ``text`` after a line ``<!-- comment -->``, as the page model reads
+    it (bookcheck.model.Table: ``lineno`` of its marker, ``header``, ``rows``); a marker not
+    followed by a table with a header, a separator and a row is a HarnessError."""
+    from .model import Page
+
+    page = Page.from_text(text, "page.md")
+    tables = page.tables_of(comment)
+    errors = [e for e in page.errors if f"<!-- {comment} -->" in e]
+    if errors:
+        raise HarnessError("line " + errors[0].removeprefix("page.md:"))
+    return tables
 
 
-@dataclass
-class MarkedTable:
-    lineno: int  # the line of its marker comment (1-based)
-    header: list  # cells of the header row
-    rows: list  # cells of each body row (the separator row removed)
+def _table(path, t) -> Table:
+    return Table(Path(path), t.lineno + 1, t.kind.split(": ")[1], [[_cell(c) for c in row] for row in t.rows])
 
 
-def marked_tables(text: str, comment: str) -> list[MarkedTable]:
-    """Every Markdown table that follows a line ``<!-- comment -->`` (blank lines between are
-    allowed): the one table reader of the book's checks. Cells are stripped of white space and
-    an escaped ``\\|`` is a ``|`` inside a cell; a marker not followed by a table with a header,
-    a separator and a row is a HarnessError."""
-    if comment not in markers.TABLE_MARKERS:
-        raise ValueError(f"<!-- {comment} --> is not in bookcheck.markers.TABLE_MARKERS")
-    marker = re.compile(r"\s*<!--\s*" + re.escape(comment).replace(r"\ ", r"\s*") + r"\s*-->\s*$")
-    lines = text.splitlines()
-    found = []
-    for i, line in enumerate(lines):
-        if not marker.match(line):
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].strip():
-            j += 1
-        body = []
-        while j < len(lines) and lines[j].strip().startswith("|"):
-            cells = PIPE.split(lines[j].strip().strip("|").replace("\\|", "\x00"))
-            body.append([c.replace("\x00", "|").strip() for c in cells])
-            j += 1
-        if len(body) < 3:
-            raise HarnessError(f"line {i + 1}: <!-- {comment} --> must be followed by a table (header, separator, rows)")
-        found.append(MarkedTable(i + 1, body[0], body[2:]))
-    return found
+def parse_tables(path) -> list[Table]:
+    """The hand-trace tables of a page (a path, or its bookcheck.model.Page)."""
+    from .model import Page
 
-
-def parse_tables(path: Path) -> list[Table]:
-    text = Path(path).read_text(encoding="utf-8")
-    tables = []
-    for kind in markers.TABLE_KINDS:
-        try:
-            marked = marked_tables(text, f"hand-trace: {kind}")
-        except HarnessError as exc:
-            raise HarnessError(f"{rel(path)}:{str(exc).removeprefix('line ')}") from None
-        tables += [Table(Path(path), t.lineno + 1, kind, [[_cell(c) for c in row] for row in t.rows]) for t in marked]
-    return sorted(tables, key=lambda t: t.lineno)
+    page = path if isinstance(path, Page) else Page.parse(path)
+    errors = [e for e in page.errors if "hand-trace" in e]
+    if errors:
+        raise HarnessError(errors[0])
+    return [_table(page.path, t) for t in page.tables if t.kind.startswith("hand-trace: ")]
 
 
 def _cell(text):
@@ -179,8 +159,8 @@ def check_backward(forward: Table, table: Table) -> None:
             )
 
 
-def table_checks(path: Path):
-    """(where, callable) for every hand-trace table of a page."""
+def table_checks(path):
+    """(table, callable) for every hand-trace table of a page."""
     checks, forward = [], None
     for t in parse_tables(path):
         if t.kind == "forward":
@@ -191,3 +171,26 @@ def table_checks(path: Path):
                 raise HarnessError(f"{t.where}: a backward table needs a forward table above it")
             checks.append((t, functools.partial(check_backward, forward, t)))
     return checks
+
+
+def check_forward(context, table):
+    """The registry's entry for a ``<!-- hand-trace: forward -->`` table (bookcheck.markers)."""
+    from .check import PageCheck
+
+    t = _table(context.page.path, table)
+    return PageCheck(f"line {t.lineno} forward table", functools.partial(forward_namespace, t), line=t.lineno)
+
+
+def check_backward_table(context, table):
+    """The registry's entry for a ``<!-- hand-trace: backward -->`` table: checked against the
+    forward table above it."""
+    from .check import PageCheck
+
+    t = _table(context.page.path, table)
+    above = [f for f in context.page.tables_of("hand-trace: forward") if f.marker < table.marker]
+    if not above:
+        def run():
+            raise HarnessError(f"{t.where}: a backward table needs a forward table above it")
+    else:
+        run = functools.partial(check_backward, _table(context.page.path, above[-1]), t)
+    return PageCheck(f"line {t.lineno} backward table", run, line=t.lineno)

@@ -42,13 +42,13 @@ CDN_SCRIPTS = [
 
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
-from bookcheck.markers import MARKER_LINE  # noqa: E402
-from bookcheck import apis, indexes, versions  # noqa: E402
+from bookcheck.markers import MARKER_LINE, TABLE_MARKERS, resolve  # noqa: E402
+from bookcheck import indexes, versions  # noqa: E402
 
-# Pages built from the page model: the marker's line is replaced by what the function returns
-# (Markdown), given the page's path and every page of docs/.
-GENERATED = {"torch-differences": versions.differences_table, "error-index": indexes.error_index,
-             "api-index": apis.api_index}
+# Pages built from the page model: the line of a generated slot's marker (bookcheck.markers,
+# TABLE_MARKERS with ``generate``) is replaced by what its function returns (Markdown), given the
+# page's path and every page of docs/.
+GENERATED = {t.comment: resolve(t.generate) for t in TABLE_MARKERS.values() if t.generate}
 GENERATED_LINE = re.compile(r"^<!--\s*(" + "|".join(map(re.escape, GENERATED)) + r")\s*-->[ \t]*$", re.M)
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import HarnessError, ROOT, markers, notebooks, state
+from bookcheck import HarnessError, ROOT, counts, markers, notebooks, state
 from bookcheck.page import parse_page, parse_text
 from bookcheck.run import PageRuns, check_block
+from bookcheck.check import check_page
 from bookcheck.update import rewrite
 
 
@@ -370,12 +371,20 @@ def test_an_indented_fence_runs_with_its_blank_lines_as_a_reader_copies_it(tmp_p
 
 def test_every_table_marker_is_registered_read_by_its_check_and_used(tmp_path):
     pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    dispatched = {s for c in markers.CHECKS if c.node == "table" for s in c.syntax}
     for comment, marker in markers.TABLE_MARKERS.items():
         assert f"<!-- {comment} -->" in pages, f"no page carries <!-- {comment} -->"
-        checker = marker.checked_by.split(" (")[0].split(", ")[-1]
-        path = ROOT / (checker if checker.endswith(".py") else checker.replace(".", "/") + ".py")
-        source = path.read_text(encoding="utf-8")
-        assert comment.split(":")[0] in source, f"{path} does not read <!-- {comment} -->"
+        if marker.slot:  # generated: the function that writes it, or the hook that does
+            assert marker.check is None and marker.counter is None, comment
+            if marker.generate:
+                assert callable(markers.resolve(marker.generate)), comment
+            else:
+                path = ROOT / marker.checked_by.split(" (")[0]
+                assert comment in path.read_text(encoding="utf-8"), f"{path} does not write <!-- {comment} -->"
+            continue
+        # a table: a page check the dispatcher calls, counted in the stamp
+        assert comment in dispatched and callable(markers.resolve(marker.check)), comment
+        assert marker.counter in counts.COUNTERS, comment
     path = page(tmp_path, """\
         # A page
 
@@ -419,3 +428,56 @@ def test_the_one_fence_scanner_finds_each_fence_and_what_is_prose():
     ]
     assert fences(lines) == [(1, 5), (6, 8), (9, 11), (13, 15)]
     assert [i for i, prose in enumerate(outside_fences(lines)) if prose] == [0, 12]
+
+
+def test_update_outputs_rewrites_exactly_the_edited_block_by_its_span(tmp_path):
+    """tests/fixtures/pages/edited_output.md: the admonition's output block was edited (c for b);
+    --update-outputs rewrites those lines of that block, indented as they were, and nothing else."""
+    import difflib
+    import shutil
+
+    from bookcheck.check import page_checks
+
+    path = tmp_path / "edited_output.md"
+    shutil.copy(ROOT / "tests" / "fixtures" / "pages" / "edited_output.md", path)
+    before = path.read_text(encoding="utf-8")
+    printed = {}
+    for check in page_checks(path, update=lambda block, shown: printed.__setitem__(block.lineno, shown)):
+        check.run()
+    assert printed == {15: "a\nb\n"}
+    assert rewrite(path, printed) == 1
+    after = path.read_text(encoding="utf-8")
+    changed = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+               if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ["-    c", "+    b"]
+    assert check_page(path) == []
+
+
+def test_the_registry_dispatches_every_check_and_the_stamp_counts_it(tmp_path):
+    """Each entry of bookcheck.markers.CHECKS is called on the nodes of its kind: a table kind
+    and the headings check are items of the page, and counted."""
+    from bookcheck.check import page_checks
+
+    path = page(tmp_path, """\
+        # A page
+
+        <!-- broadcast-table -->
+        | a | b | a + b |
+        |---|---|---|
+        | `(2, 1)` | `(3,)` | `(2, 3)` |
+
+        ## Pitfalls
+
+        ## Pitfalls
+        """)
+    checks = {c.name: c for c in page_checks(path)}
+    assert sorted(checks) == ["guard", "headings", "line 4 broadcast-table"]
+    checks["line 4 broadcast-table"].run()
+    with pytest.raises(HarnessError, match=r"page\.md:10: the heading 'Pitfalls' has the anchor #pitfalls of the heading at line 8"):
+        checks["headings"].run()
+    found, _ = counts.text_counts(path.read_text(encoding="utf-8"), path)
+    assert found["tables checked against torch"] == 1 and found["headings with distinct anchors"] == 3
+    path.write_text(path.read_text(encoding="utf-8").replace("`(2, 3)` |", "`(3, 2)` |"), encoding="utf-8")
+    [table] = [c for c in page_checks(path) if c.name.endswith("broadcast-table")]
+    with pytest.raises(HarnessError, match=r"page\.md:3: .*the page says \(3, 2\), torch gives \(2, 3\)"):
+        table.run()

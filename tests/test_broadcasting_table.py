@@ -8,45 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from bookcheck.tables import marked_tables
+from bookcheck.table_kinds import problems, read_table
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "part2" / "broadcasting.md"
 MARKER = "<!-- broadcast-table -->"
-
-
-def read_table(text):
-    """Rows (a_shape, b_shape, result) of the table right after MARKER; result is a tuple or "error"."""
-    tables = marked_tables(text, "broadcast-table")
-    if len(tables) != 1:
-        raise ValueError(f"expected exactly one {MARKER} line, found {len(tables)}")
-    rows = []
-    for cells in tables[0].rows:
-        cells = [c.strip("`").strip() for c in cells]
-        if len(cells) != 3:
-            raise ValueError(f"a row needs three cells: {cells!r}")
-        a, b = (tuple(ast.literal_eval(c)) for c in cells[:2])
-        result = "error" if cells[2] == "error" else tuple(ast.literal_eval(cells[2]))
-        rows.append((a, b, result))
-    return rows
-
-
-def problems(rows):
-    """What torch disagrees with, one message per wrong row (empty: every row is right)."""
-    found = []
-    for a, b, claimed in rows:
-        try:
-            truth = tuple(torch.broadcast_shapes(a, b))
-        except RuntimeError:
-            truth = "error"
-        try:
-            real = tuple((torch.zeros(a) + torch.zeros(b)).shape)
-        except RuntimeError:
-            real = "error"
-        if truth != real:
-            found.append(f"{a} with {b}: broadcast_shapes says {truth}, the addition gives {real}")
-        if claimed != truth:
-            found.append(f"{a} with {b}: the page says {claimed}, torch gives {truth}")
-    return found
 
 
 def test_every_row_of_the_page_agrees_with_torch():

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from snippets.contract import StableSoftplus
-from bookcheck.tables import marked_tables
+from bookcheck.table_kinds import _cases, _x, parse_compat_table
 from snippets.custom_function import ScaledPow, Square
 from snippets.custom_losses import SoftmaxCrossEntropy, StableLogSumExp, StoredSoftmaxCrossEntropy
 from snippets.function_api import (
@@ -24,33 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "part6" / "function-api.md"
 
 
-def _x():
-    return torch.randn(2, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-
-
-CASES = {  # name: (apply, inputs, prepare)
-    "Square": lambda: (Square.apply, (_x(),), None),
-    "ScaledPow": lambda: (ScaledPow.apply, (_x(), torch.tensor(1.5, dtype=torch.float64), 3), None),
-    "StableSoftplus": lambda: (StableSoftplus.apply, (_x(),), None),
-    "StableLogSumExp": lambda: (StableLogSumExp.apply, (_x(),), None),
-    "SoftmaxCrossEntropy": lambda: (SoftmaxCrossEntropy.apply, (_x(), torch.tensor([0, 2])), None),
-    "StoredSoftmaxCrossEntropy": lambda: (StoredSoftmaxCrossEntropy.apply, (_x(), torch.tensor([0, 2])), None),
-    "Cube": lambda: (Cube.apply, (_x(),), None),
-    "ScaleInPlace": lambda: (ScaleInPlace.apply, (_x(), 2.0), lambda t: t.clone()),
-    "SortWithIndices": lambda: (SortWithIndices.apply, (_x(),), None),
-    "SquareAndCube": lambda: (SquareAndCube.apply, (_x(),), None),
-}
-
-
-def parse_compat_table(text):
-    tables = marked_tables(text, "compat-table")
-    if len(tables) != 1:
-        raise AssertionError(f"expected one <!-- compat-table --> marker, found {len(tables)}")
-    body = [tables[0].header, None, *tables[0].rows]
-    header = [h.lower() for h in body[0]]
-    if header[2:] != list(COLUMNS):
-        raise AssertionError(f"the table's columns must be Function, Defined in, {', '.join(COLUMNS)}: {body[0]}")
-    return {row[0].strip("`"): dict(zip(("defined in",) + COLUMNS, [c.strip("`") for c in row[1:]])) for row in body[2:]}
+CASES = _cases()
 
 
 def functions_defined_in_snippets():

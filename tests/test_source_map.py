@@ -1,18 +1,18 @@
 """The source map (docs/reference/source-map.md): every link resolves to a page and a heading,
 every section of both sources has a row, and every correction of the errata has a row.
 
-Heading ids are computed as the site's table of contents computes them (Python-Markdown's
-``toc`` extension: the heading's text without inline markup, then ``toc.slugify``, then
+Heading ids are the page model's (bookcheck.model.Page.headings), computed as the site's table
+of contents computes them (Python-Markdown's ``toc`` extension as mkdocs.yml configures it:
 ``_1``, ``_2`` ... for repeats on a page; an explicit ``{#id}`` wins), so a renamed heading
 breaks this test, not only the strict build.
 """
 
-import html
 import re
 from pathlib import Path
 
 import pytest
-from markdown.extensions.toc import slugify, unique
+
+from bookcheck.model import Page
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 MAP = DOCS / "reference" / "source-map.md"
@@ -57,38 +57,10 @@ SOURCE_SECTIONS = [
 ERRATA = [f"A{i}" for i in range(1, 11)] + [f"B{i}" for i in range(1, 13)]
 
 LINK = re.compile(r"\[(?P<text>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<target>[^)\s]+)\)")
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-ATTR_ID = re.compile(r"\s*\{[^}]*#([\w-]+)[^}]*\}\s*$")
-
-
-def heading_text(raw):
-    """The text the toc extension slugifies: inline Markdown removed, entities decoded."""
-    text = re.sub(r"`([^`]*)`", r"\1", raw)                     # code spans keep their text
-    text = re.sub(r"\\\((.*?)\\\)", r"\1", text)                # inline math keeps its source
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)        # links keep their text
-    text = re.sub(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1", r"\2", text)  # emphasis
-    text = re.sub(r"<[^>]+>", "", text)
-    return html.unescape(text)
-
-
 def anchors(page):
-    """The heading ids of a Markdown page, as the site's table of contents assigns them."""
-    ids, in_fence = [], False
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        match = None if in_fence else HEADING.match(line)
-        if not match:
-            continue
-        raw = match.group(2)
-        explicit = ATTR_ID.search(raw)
-        if explicit:
-            ids.append(explicit.group(1))
-            continue
-        ids.append(unique(slugify(heading_text(raw), "-"), set(ids)))
-    return ids
+    """The heading ids of a Markdown page, as the site's table of contents assigns them (the
+    page model's: bookcheck.model.Page.headings)."""
+    return [h.anchor for h in Page.parse(page).headings]
 
 
 def rows(text):
