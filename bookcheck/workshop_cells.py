@@ -45,8 +45,12 @@ def cells(task):
             "against torch and prints `FAIL` with the gradient, the case and the first wrong entry, "
             "never the formula. The call below passes `seed=1`, the cases this page shows; remove "
             "it to draw fresh cases on every run (the report prints the seed, and `seed=` replays it). "
-            "Edit your backward and run the last two cells again until it prints `all checks passed`; "
-            "when stuck, add `hint=1` to the call (then 2, 3: the last hint is the formula)."),
+            "Edit your backward and run the last two cells again until it prints `all checks passed`. "
+            "Your backward runs in a separate process, sent there as its code with the names it uses "
+            "(modules, functions, numbers): keep what it needs in its own cell. Hints are earned: each "
+            "failed check unlocks the next level (where to look, the structure, a check by hand, the "
+            "formula), recorded in `.workshop/` beside the notebook; add `hint=4` to the call to see "
+            "the highest one unlocked."),
         new_markdown_cell("## The forward (given)"),
         new_code_cell("\n".join(imports) + "\n" + "".join(f"\n{line}\n" for name, line in GIVEN.items() if hasattr(mod, name)) + "\n\n"
                       + section(task, "forward")),

@@ -1,16 +1,18 @@
-"""python -m snippets.workshop list | check TASK [FILE] [--starter] [--seed N] [--hint N]
+"""python -m snippets.workshop list | check TASK [FILE] [--starter] [--seed N] [--hint N] [--record DIR]
 
-Exit status: 0 when every check passes, 1 when one fails (or the code is refused), 2 when
+Exit status: 0 when every check passes (this process's verdict, after comparing), 1 when one
+fails (or the code is refused, or ends its process before sending its results back), 2 when
 nothing could be checked: an unknown task, a FILE that does not exist, exits or raises when
 it is run, or defines no ``backward`` of its own (none, or the reference solution's, imported);
-and a ``--seed`` outside torch's range of seeds.
+and a ``--seed`` outside torch's range of seeds. Each failed check of FILE is recorded in
+``--record`` (``.workshop/`` of the current directory) and unlocks the next hint.
 """
 
 import argparse
 import sys
 
 from snippets._cli import seed
-from snippets.workshop.check import LoadError, check, get_task, load, starter_path, tasks
+from snippets.workshop.check import RECORD, LoadError, check, get_task, starter_path, tasks
 
 
 def parser():
@@ -26,7 +28,10 @@ def parser():
     c.add_argument("--seed", type=seed, metavar="N", help="draw the cases from seed N (the report prints the "
                    "seed of every run; the same seed replays the same cases)")
     c.add_argument("--hint", type=int, metavar="N", default=0,
-                   help="on a failure, show hint N on it (1 points the way; the last gives the formula)")
+                   help="on a failure, show hint N on it, if your failed checks have unlocked it (one level "
+                        "per failed check: where to look, the structure, a check by hand, the formula)")
+    c.add_argument("--record", metavar="DIR", default=str(RECORD),
+                   help="the folder that records your failed checks, which unlock the hints (default: .workshop)")
     return p
 
 
@@ -49,21 +54,20 @@ def main(argv=None):
     if args.hint < 0:
         p.error(f"--hint must be 1 or more (1 for the first hint), got {args.hint}")
     path = starter_path(args.task) if args.starter else args.file
-    if path is None:
-        backward, forward, who = mod.backward, None, "the reference solution"
-    else:
-        try:
-            backward, forward = load(path, mod)
-        except (FileNotFoundError, LoadError, AttributeError) as exc:
-            p.error(str(exc))
-        who = "the starter" if args.starter else str(path)
+    who = "the reference solution" if path is None else ("the starter" if args.starter else str(path))
     seed = args.seed
     if seed is None:
         import secrets
         seed = secrets.randbelow(10 ** 6)
     what = "--starter" if args.starter else (args.file or "")
     how = lambda n: " ".join(["python -m snippets.workshop check", args.task, what, f"--seed {seed} --hint {n}"]).replace("  ", " ")
-    report = check(mod, backward, forward, who, seed=seed, hint=args.hint, how=how)
+    try:
+        if path is None:
+            report = check(mod, mod.backward, None, who, seed=seed, hint=args.hint, how=how, record=args.record)
+        else:
+            report = check(mod, file=path, who=who, seed=seed, hint=args.hint, how=how, record=args.record)
+    except (FileNotFoundError, LoadError, AttributeError) as exc:
+        p.error(str(exc))
     print(report)
     return 0 if report.passed else 1
 

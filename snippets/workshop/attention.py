@@ -61,18 +61,26 @@ def torch_forward(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
-HINTS = {  # progressive: the last one gives the formula
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
     "forward": ["scores, a mask of the future, a softmax over the last dimension, then v",
-                "scores q @ k^T / sqrt(d); entries above the diagonal set to -inf before the softmax"],
+                "scores q @ k^T / sqrt(d); entries above the diagonal set to -inf before the softmax",
+                "with T = 1, out is v whatever q and k; for any T, out[:, 0] is v[:, 0]",
+                "out = softmax(S masked above the diagonal) @ v, S = q @ k^T / sqrt(d)"],
     "grad_v": ["the output is a matmul of the attention weights P with v: write the shapes of P, v and grad_out",
-               "recompute P in backward exactly as forward did, mask and scale included",
+               "recompute P in backward exactly as forward did, mask and scale included; one (T, T) @ (T, d) "
+               "product, with P transposed",
+               "with T = 1, grad_v is grad_out; the last position is seen by the last query only, so "
+               "grad_v[:, -1] is P[:, -1, -1] times grad_out[:, -1]",
                "grad_v = P^T @ grad_out"],
     "grad_q": ["go back one step at a time: out from P, P from the scores S, S from q; the softmax step "
                "is the one to derive (the page derives its Jacobian)",
                "grad_P = grad_out @ v^T; the softmax's vector-Jacobian product is P times (grad_P minus "
                "a row-wise weighted sum); the scale 1/sqrt(d) comes back",
+               "with T = 1, grad_q is 0 (one score, its softmax is 1 whatever it is); for any T, grad_q[:, 0] is 0",
                "grad_S = P * (grad_P - rowsum(grad_P * P)); grad_q = grad_S @ k / sqrt(d)"],
     "grad_k": ["the scores multiply q by the transpose of k: how does that transpose show up in k's gradient?",
                "the same grad_S as for q, transposed; the scale 1/sqrt(d) comes back",
+               "with T = 1, grad_k is 0; the rows of grad_S sum to 0, so grad_k summed over positions is 0 "
+               "when q is the same at every position",
                "grad_k = grad_S^T @ q / sqrt(d)"],
 }

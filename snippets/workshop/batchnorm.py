@@ -63,18 +63,25 @@ def torch_forward(x, weight, bias):
     return F.batch_norm(x, None, None, weight, bias, training=True, eps=EPS)
 
 
-HINTS = {  # progressive: the last one gives the formula
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
     "forward": ["normalise each column over the batch, then scale and shift; which variance?",
-                "the biased variance (divide by N, not N - 1), eps = 1e-5 inside the square root"],
+                "the biased variance (divide by N, not N - 1), eps = 1e-5 inside the square root",
+                "a column [1, 3] gives about (-1, 1); dividing by N - 1 would give about (-0.71, 0.71)",
+                "y = (x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over dimension 0"],
     "grad_x": [
         "the batch mean and variance are functions of every row of x: changing one row moves the "
         "statistics every row is normalised with",
-        "name g = grad_y * weight, the gradient at xhat; the path through the mean subtracts the batch "
+        "name g the gradient at xhat (grad_y times weight); the path through the mean subtracts the batch "
         "mean of g, the path through the variance subtracts a term along xhat",
+        "each column of grad_x sums to 0 over the batch, and so does each column of grad_x * xhat",
         "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the batch (dimension 0)",
     ],
     "grad_weight": ["weight (C,) is used by every row of the batch: a sum or a mean over the rows?",
+                    "dy/dweight is xhat, entry by entry, collected over the batch",
+                    "grad_y all ones gives the column sums of xhat: 0, up to rounding",
                     "grad_weight = sum over the batch of grad_y * xhat"],
     "grad_bias": ["bias (C,) is added to every row of the batch: a sum or a mean over the rows?",
+                  "dy/dbias is 1 for every row: a sum over the batch, not a mean",
+                  "grad_y all ones over N rows gives N in every entry",
                   "grad_bias = sum over the batch of grad_y"],
 }

@@ -136,16 +136,25 @@ def opcheck(backward):
 
 EXTRA_CHECKS = (("opcheck", opcheck),)
 
-HINTS = {  # progressive: the last one gives the formula
-    "forward": ["y = x * sigmoid(a * x), a broadcast over the rows of x"],  # one level: the forward is given
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
+    "forward": ["the forward is given: call it, or write x times the sigmoid of a * x",
+                "a (D,) broadcast over the rows of x, one sigmoid per entry",
+                "x 0 gives 0 for any a; a 0 gives x / 2",
+                "y = x * sigmoid(a * x), a broadcast over the rows of x"],
     "grad_x": ["x appears twice in the forward, once outside the sigmoid and once inside: the product rule gives two terms",
-               "d sigmoid(z)/dz = sigmoid(z) * (1 - sigmoid(z)), and z = a * x brings a factor a",
+               "the derivative of the sigmoid is a function of the sigmoid itself, and z = a * x brings a factor a",
+               "where a is 0, grad_x is grad_y / 2; at x 0, grad_x is grad_y / 2 for any a",
                "grad_x = grad_y * (s + a * x * s * (1 - s)), s = sigmoid(a * x)"],
     "grad_a": ["a (D,) is used by every row of x: its gradient collects from all of them",
-               "d y / d a = x * x * s * (1 - s) for each entry, s = sigmoid(a * x)",
+               "per entry, the derivative of y in a is x times the derivative of the sigmoid times x; then a sum over the rows",
+               "at x 0 the entry adds nothing; with one row, x 1 and a 0, grad_a is grad_y / 4",
                "grad_a = sum over every dimension but the last of grad_y * x * x * s * (1 - s)"],
     "stability": ["which exp overflows when a * x is -3000, and what is inf / inf?",
-                  "write the derivative of the sigmoid with sigmoid itself: s * (1 - s)"],
+                  "write the derivative of the sigmoid with the sigmoid itself, which stays in [0, 1]",
+                  "at a * x = -3000 the sigmoid is 0 and its derivative 0: grad_x there is 0, not nan",
+                  "ds = s * (1 - s) with s = torch.sigmoid(a * x), never exp(-a * x) itself"],
     "opcheck": ["opcheck compiles your backward: every step must be a torch operation on tensors",
-                "no .item(), .tolist(), .numpy() or Python if on a tensor's value inside backward"],
+                "no .item(), .tolist(), .numpy() or Python if on a tensor's value inside backward",
+                "run your backward under torch.compile(backward, backend=\"aot_eager\") on small tensors: it must not break",
+                "build grad_x and grad_a from torch operations on grad_y, x and a only"],
 }

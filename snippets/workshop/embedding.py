@@ -58,13 +58,17 @@ def torch_forward(indices, weight):
     return F.embedding(indices, weight)
 
 
-HINTS = {  # progressive: the last one gives the formula
-    "forward": ["y = weight[indices]"],
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
+    "forward": ["each index picks a row of weight",
+                "indexing weight with the whole indices tensor gives (..., D)",
+                "weight [[1, 2], [3, 4]] with indices [1, 1] gives [[3, 4], [3, 4]]",
+                "y = weight[indices]"],
     "grad_weight": [
         "a row of weight used k times is a fork with k branches: what does autograd do with the "
         "gradients of a fork?",
-        "each use adds its grad_y row into the row it read; indexed assignment (and += through an index) "
-        "keeps one of the repeats, it does not accumulate",
+        "each use adds its grad_y row into the row it read, and an unused row gets 0; indexed assignment "
+        "(and += through an index) keeps one of the repeats, it does not accumulate",
+        "indices [1, 1] with grad_y [[1, 0], [0, 1]] give row 1 (1, 1) and row 0 (0, 0)",
         "grad_weight = zeros_like(weight).index_add_(0, indices.reshape(-1), grad_y.reshape(-1, D))",
     ],
 }

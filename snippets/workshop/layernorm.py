@@ -66,20 +66,28 @@ def torch_forward(x, weight, bias):
     return F.layer_norm(x, x.shape[-1:], weight, bias, EPS)
 
 
-HINTS = {  # progressive: the last one gives the formula
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
     "forward": ["normalise each row over the last dimension, then scale and shift; which variance, "
                 "and where does eps go?",
-                "the biased variance (divide by D), eps = 1e-5 inside the square root"],
+                "the biased variance (divide by D), eps = 1e-5 inside the square root, weight and bias per feature",
+                "a row [1, 3] with weight 1 and bias 0 gives about (-1, 1)",
+                "y = (x - mean) / sqrt(var + eps) * weight + bias, mean and biased var over the last dimension"],
     "grad_x": [
         "the mean and the variance of a row are functions of every x in that row, not constants: "
         "follow x through all three paths",
-        "name g = grad_y * weight, the gradient at xhat; the path through the mean subtracts the row mean "
+        "name g the gradient at xhat (grad_y times weight); the path through the mean subtracts the row mean "
         "of g, the path through the variance subtracts a term along xhat",
+        "each row of grad_x sums to 0, and so does each row of grad_x * xhat: shifting or scaling a row of x "
+        "leaves y unchanged (eps aside)",
         "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the last dimension, "
         "rstd = 1 / sqrt(var + eps)",
     ],
     "grad_weight": ["weight (D,) is used by every row: its gradient collects from all of them",
+                    "dy/dweight is xhat, entry by entry, summed over the rows",
+                    "with one row, grad_weight is grad_y * xhat of that row",
                     "grad_weight = sum of grad_y * xhat over every dimension but the last"],
     "grad_bias": ["bias (D,) is added to every row: its gradient collects from all of them",
+                  "dy/dbias is 1 for every entry of its feature: a sum over the rows, not a mean",
+                  "grad_y all ones over 3 rows gives 3 in every entry",
                   "grad_bias = sum of grad_y over every dimension but the last"],
 }

@@ -59,13 +59,21 @@ def torch_forward(x, W, b):
     return F.linear(x, W.T, b)
 
 
-HINTS = {  # progressive: the last one gives the formula
-    "forward": ["y = x @ W + b"],
-    "grad_x": ["write the shapes: grad_y (..., D_out), W (D_in, D_out), grad_x (..., D_in); one product fits",
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
+    "forward": ["a matmul, then a bias added to every row",
+                "x (..., D_in) times W (D_in, D_out), then b broadcast over the leading dimensions",
+                "x [[1, 2]], W [[1], [1]], b [3] give [[6]]",
+                "y = x @ W + b"],
+    "grad_x": ["write the shapes: grad_y (..., D_out), W (D_in, D_out), grad_x (..., D_in)",
+               "one product of grad_y with W, transposed so that the shapes fit",
+               "with D_out = 1 and W [[2], [3]], each row of grad_x is its grad_y times (2, 3)",
                "grad_x = grad_y @ W^T"],
     "grad_W": ["write the shapes: grad_W is (D_in, D_out); every row of x contributes to it",
                "flatten the leading dimensions of x and grad_y into M rows; a (D_in, M) @ (M, D_out) product",
+               "one row x [1, 2] with grad_y [1] gives [[1], [2]]: an outer product per row, summed over the rows",
                "grad_W = x^T @ grad_y, leading dimensions flattened into rows"],
     "grad_b": ["b (D_out,) is added to every row of x: its gradient collects from all of them",
-               "grad_b = grad_y summed over every dimension but the last (a sum, not a mean)"],
+               "dy/db is 1 for every row: a sum over every dimension but the last, not a mean",
+               "grad_y all ones over 3 rows gives 3 in every entry",
+               "grad_b = grad_y summed over every dimension but the last"],
 }

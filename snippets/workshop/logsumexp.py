@@ -60,14 +60,19 @@ def torch_forward(x):
     return torch.logsumexp(x, dim=-1)
 
 
-HINTS = {  # progressive: the last one gives the formula
-    "forward": ["a log of a sum of exponentials over the last dimension; shift by the row's maximum",
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
+    "forward": ["a log of a sum of exponentials over the last dimension",
+                "shift each row by its maximum m before exp, and add m back after the log",
+                "x [0, 0] gives log 2, about 0.693; x [1000, 1000] gives about 1000.693",
                 "y = m + log(sum(exp(x - m))) with m the max of the row"],
     "grad_x": [
         "differentiate log(sum_j exp(x_j)) with respect to one x_k: you have seen the result in another layer",
-        "dy/dx_k is a softmax; grad_y has one number per row, and each row's gradient is scaled by its own",
+        "dy/dx_k is a softmax of the row; grad_y has one number per row, and each row's gradient is scaled by its own",
+        "each row of grad_x sums to its grad_y; x [0, 0] with grad_y 2 gives (1, 1)",
         "grad_x = softmax(x, dim=-1) * grad_y[..., None]",
     ],
     "stability": ["which exp overflows at 1000, and which log is log(0) for a row near -3000?",
+                  "the output and the softmax in the gradient both survive shifting a row by a constant",
+                  "x [-3000, -3000] gives y about -2999.307 and grad_x grad_y * (0.5, 0.5)",
                   "subtract the row maximum m before exp and add it back after log"],
 }

@@ -47,13 +47,18 @@ DIFF = (0,)
 
 def cases(gen, dtype):
     """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x,))]; the last has
-    small integers, so many windows tie."""
+    small integers, so many windows tie, and one window of every row ties whatever the draw."""
     out = []
     for shape, what in (((size(gen, 2, 3), size(gen, 1, 3), 2 * size(gen, 1, 4)), ""),
                         ((1, size(gen, 1, 3), 2 * size(gen, 1, 4)), "batch 1: "),
                         ((size(gen, 2, 3), size(gen, 1, 3), 2 * size(gen, 2, 4)), "ties: ")):
-        x = torch.randn(shape, generator=gen, dtype=dtype) if not what.startswith("ties") else (
-            torch.randint(0, 3, shape, generator=gen).to(dtype))
+        if what.startswith("ties"):
+            x = torch.randint(0, 3, shape, generator=gen).to(dtype)
+            tie = size(gen, 0, shape[2] // 2 - 1)
+            x[..., 2 * tie + 1] = x[..., 2 * tie]                # window `tie` of every row ties
+            what = f"ties (window {tie} of every row among them): "
+        else:
+            x = torch.randn(shape, generator=gen, dtype=dtype)
         out.append((f"{what}x {_fmt(shape)}", (x,)))
     return out
 
@@ -62,12 +67,17 @@ def torch_forward(x):
     return F.max_pool1d(x, kernel_size=2, stride=2)
 
 
-HINTS = {  # progressive: the last one gives the formula
-    "forward": ["each output is the larger of a pair: x reshaped to (N, C, L/2, 2), max over the last dimension"],
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
+    "forward": ["each output is the larger of a pair",
+                "x reshaped to (N, C, L/2, 2), a max over the last dimension",
+                "x [3, 1, 2, 2] gives [3, 2]",
+                "y = x.reshape(N, C, L // 2, 2).max(dim=-1).values"],
     "grad_x": [
         "each window's output is one of its two entries: which entry gets the window's gradient, and "
         "what does the other get?",
-        "on a tie torch sends the gradient to one entry only, the first of the window",
+        "one entry of each window gets all of the window's gradient and the other 0; on a tie torch sends "
+        "it to the first entry of the window",
+        "x [3, 1, 2, 2] with grad_y [5, 7] gives [5, 0, 7, 0]",
         "grad_x[..., 2i] = grad_y[..., i] where x[..., 2i] >= x[..., 2i + 1], else grad_x[..., 2i + 1] = grad_y[..., i]",
     ],
 }

@@ -55,27 +55,40 @@ def cases(gen, dtype):
 
 
 def stable_cases(gen):
-    """float32 logits of size 1e3, where exp overflows: [(label, (logits, target))]."""
+    """float32 logits of size 1e3, where exp overflows, and one row whose maximum is 3000 below
+    the other rows' (shifted by anything but its own maximum, its every exp underflows to 0):
+    [(label, (logits, target))]."""
     N, C = size(gen, 2, 9), size(gen, 2, 11)
     logits = 1000 * torch.randn(N, C, generator=gen)
-    return [(f"logits ({N}, {C}) of size 1e3", (logits, torch.randint(0, C, (N,), generator=gen)))]
+    low = size(gen, 0, N - 1)
+    others = torch.cat([logits[:low], logits[low + 1:]]).max()
+    logits[low] += others - 3000 - logits[low].max()        # its maximum: the others' minus 3000
+    return [(f"logits ({N}, {C}) of size 1e3, row {low} 3000 below the others",
+             (logits, torch.randint(0, C, (N,), generator=gen)))]
 
 
 def torch_forward(logits, target):
     return F.cross_entropy(logits, target)
 
 
-HINTS = {  # progressive: the last one gives the formula
+HINTS = {  # earned in order: where to look, the structure, a check by hand, the formula
     "forward": ["the loss of one row is the log of a sum of exponentials minus one logit: which one?",
-                "log_softmax(logits) picks the target's column with gather, then the mean over rows"],
+                "log_softmax of each row, the target's column picked with gather, then the mean over the rows",
+                "logits [[0, 0]] with target [0] give log 2, about 0.693",
+                "loss = mean over the rows n of (logsumexp(logits[n]) - logits[n, target[n]])"],
     "grad_logits": [
         "write the loss of one row as two terms and differentiate each with respect to one logit z_k; "
         "then remember the loss is a mean",
-        "the first term gives a softmax; the second term is -z_t, so only the target's column gets it; "
+        "the first term gives a softmax of the row; the second is -z_t, so only the target's column gets it; "
         "each row is divided by the number of rows",
+        "with grad_loss 1, each row of the gradient sums to 0; logits [[0, 0]] with target [0] give (-0.5, 0.5)",
         "grad_logits = (softmax(logits) - onehot(target)) / N * grad_loss",
     ],
-    "stability": ["which exp overflows for a logit of 1000, and what can you subtract from a row "
-                  "without changing its softmax?",
-                  "subtract each row's maximum before exp, in forward and in backward"],
+    "stability": ["which exp overflows for a logit of 1000, and which sum of exps is 0 for a row near -3000?",
+                  "a row's softmax does not change when the row is shifted by a constant: shift each row by "
+                  "a number of its own",
+                  "a row [1000, 1000] gives (0.5, 0.5), and a row [-3000, -3001] about (0.73, 0.27), whatever "
+                  "the other rows hold",
+                  "subtract each row's own maximum before exp, in forward and in backward (the maximum of all "
+                  "the rows leaves a low row at exp(-3000) = 0)"],
 }
