@@ -50,7 +50,10 @@ serve-venv:
 	  fi; \
 	fi
 
-# Rebuilds only the pages whose source changed; after adding, deleting or renaming a page, run it again.
+# Rebuilds only the pages whose source changed, or a file of snippets/ they include; after adding,
+# deleting or renaming a page, run it again. Its log before "Serving on" is a few lines:
+# BOOK_SERVE_LOG=all shows the plugins' notes too (overrides/serve_hooks.py). After `make pdf` it
+# serves the PDF as well.
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
 # shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
 serve: serve-venv

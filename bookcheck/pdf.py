@@ -10,8 +10,20 @@ collapsible block, and the book's diagram loader (docs/assets/js/diagrams.js) dr
 diagram, which it otherwise draws when a reader scrolls near it. The page is printed once every
 block is open, every diagram drawn, every formula typeset and every font loaded. Links that leave the page
 (downloads, the site's pages outside the book's nav) are made absolute from the site's
-address (its canonical link), so that they work from the PDF too. tests/test_pdf.py checks
-the result (``make pdf`` runs it).
+address (its canonical link), so that they work from the PDF too.
+
+The contents give each part and page the number of the page it starts on. Chromium cannot
+compute such numbers (CSS ``target-counter()``), so the book is printed twice: first with a
+placeholder of the same width after each entry, which lays the contents out as the numbers
+will; the page each entry's target starts on is read from that PDF (its named destinations),
+written into the contents, and the book printed again (once more if a number moved a page,
+which the same width should prevent). The number at each page's foot, and the cover's page
+of its own without one, are the print stylesheet's (docs/assets/css/print.css); the cover's
+text is the build's (overrides/print_hooks.py). The PDF is tagged, with an outline
+(bookmarks) of the headings: every part and page, and the sections of each page. It is
+written again with object streams (``compact``): the tagged structure, written object by
+object, would make it three times larger. tests/test_pdf.py checks the result (``make pdf``
+runs it).
 """
 
 from __future__ import annotations
@@ -77,6 +89,50 @@ ABSOLUTE_LINKS = r"""(depth) => {
 }"""
 
 
+# The contents (the print plugin's copy of the page's table of contents, #print-page-toc): after
+# each entry, the number of the page it starts on, from ``numbers`` (target id -> page number);
+# without ``numbers``, a placeholder as wide as a three-digit number. Returns the entries' ids.
+NUMBER_CONTENTS = r"""(numbers) => {
+  const ids = [];
+  document.querySelectorAll("#print-page-toc a[href]").forEach((a) => {
+    // Material has made each link absolute: an entry is a link to a place in this page
+    if (a.pathname !== location.pathname || !a.hash) return;
+    let span = a.querySelector(":scope > .book-toc-page");
+    if (!span) {
+      span = document.createElement("span");
+      span.className = "book-toc-page";
+      a.appendChild(span);
+    }
+    const id = decodeURIComponent(a.hash.slice(1));
+    span.textContent = numbers ? String(numbers[id] ?? "") : "000";
+    ids.push(id);
+  });
+  return ids;
+}"""
+
+
+def destination_pages(path: Path) -> dict[str, int]:
+    """The page (1-based) of each named destination of the PDF at ``path``: Chromium names one
+    after each element id that a link of the page points at."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(path)
+    return {name.lstrip("/"): reader.get_destination_page_number(dest) + 1
+            for name, dest in reader.named_destinations.items()}
+
+
+def compact(path: Path) -> None:
+    """Rewrite the PDF at ``path`` with its objects in compressed object streams (qpdf, through
+    pikepdf): the tagged structure is many small objects, which Chromium writes one by one
+    (the book: 42 MB as printed, 15 MB so). Nothing else changes."""
+    import pikepdf
+
+    tmp = path.with_name(path.name + ".tmp")
+    with pikepdf.open(path) as doc:
+        doc.save(tmp, object_stream_mode=pikepdf.ObjectStreamMode.generate, compress_streams=True)
+    tmp.replace(path)
+
+
 @dataclass
 class Made:
     path: Path
@@ -123,9 +179,35 @@ def make_pdf(site: Path, out: Path, page: str = PRINT_PAGE, ready: bool = True, 
             stats = tab.evaluate(STATS)
             stats["links out made absolute"] = tab.evaluate(ABSOLUTE_LINKS, page.count("/"))
             out.parent.mkdir(parents=True, exist_ok=True)
-            tab.pdf(path=str(out), format="A4", print_background=True,
-                    margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+
+            def print_to(path):
+                # A4 and its margins from the print stylesheet (@page); tagged, with an outline
+                tab.pdf(path=str(path), prefer_css_page_size=True, print_background=True,
+                        tagged=True, outline=True)
+
+            entries = tab.evaluate(NUMBER_CONTENTS, None)
+            print_to(out)
             lap("printed")
+            prints = 1
+            while entries:
+                found = destination_pages(out)
+                missing = [e for e in entries if e not in found]
+                if missing:
+                    raise RuntimeError(f"contents entries whose target is not in the PDF: {missing[:5]}")
+                numbers = {e: found[e] for e in entries}
+                if prints > 1 and numbers == last:
+                    break
+                if prints == 3:
+                    raise RuntimeError("the contents' page numbers did not settle in three prints")
+                last = numbers
+                tab.evaluate(NUMBER_CONTENTS, numbers)
+                print_to(out)
+                prints += 1
+                lap(f"printed {prints}")
+            stats["contents numbered"] = len(entries)
+            stats["prints"] = prints
+            compact(out)
+            lap("written")
         finally:
             browser.close()
     return Made(out, time.perf_counter() - start, dict(stats, seconds=seconds))

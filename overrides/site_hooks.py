@@ -27,12 +27,18 @@
    plugin's search/search_index.json (which Material fetches on every page) keeps only its
    config, and the whole index moves to search/search_docs.json, which the book's search worker
    fetches when search is opened (overrides/main.html, docs/assets/js/search-worker.js).
+9. Every section of the nav has an index page (Material's navigation.indexes: the section's
+   first page, its folder's index.md), so /paths/ or /part1/ is a page. Where such a page holds
+   the line <!-- section-pages -->, it is replaced by a list of the section's other pages, in
+   nav order, each linked by its nav title with its description (5.), so it cannot drift.
 """
 
 import html
 import json
 import re
 from pathlib import Path
+
+from mkdocs.plugins import event_priority
 
 SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 NAMED_DIALOG = '<div class="md-search" data-md-component="search" role="dialog" aria-label="Search the book">'
@@ -76,12 +82,58 @@ def plain(text: str) -> str:
     return text.replace("`", "")
 
 
+# Before overrides/hooks.py, which removes every marker line (<!-- section-pages --> with them).
+@event_priority(50)
 def on_page_markdown(markdown, page, config, files):
     if "description" not in page.meta:
         found = describe(markdown)
         if found:
             page.meta["description"] = found
+    if SECTION_LINE.search(markdown):
+        markdown = SECTION_LINE.sub(lambda m: section_pages(page.file.src_uri, config), markdown)
     return markdown
+
+
+# 9. A section's index page lists the section's pages.
+SECTION_LINE = re.compile(r"^<!--\s*section-pages\s*-->[ \t]*$", re.M)
+
+
+def section_of(nav, index: str) -> list[tuple[str, str]] | None:
+    """(title, path) of the pages of the nav section whose first page is ``index``."""
+    for item in nav or []:
+        if not isinstance(item, dict):
+            continue
+        for value in item.values():
+            if not isinstance(value, list):
+                continue
+            entries = [(t, v) for entry in value if isinstance(entry, dict) for t, v in entry.items() if isinstance(v, str)]
+            entries += [(None, entry) for entry in value if isinstance(entry, str)]
+            first = value[0] if value else None
+            first = first if isinstance(first, str) else next(iter(first.values())) if isinstance(first, dict) else None
+            if first == index:
+                return [(t, v) for t, v in entries if v != index]
+            found = section_of(value, index)
+            if found is not None:
+                return found
+    return None
+
+
+def section_pages(src: str, config) -> str:
+    """Markdown: the pages of the section whose index page is ``src``, each linked by its nav
+    title, with its description where it has one."""
+    import posixpath
+
+    pages = section_of(config["nav"], src)
+    if not pages:
+        raise ValueError(f"{src} holds <!-- section-pages --> but is not the first page of a nav section")
+    docs = Path(config["docs_dir"])
+    lines = []
+    for title, path in pages:
+        link = posixpath.relpath(path, posixpath.dirname(src) or ".")
+        about = describe((docs / path).read_text(encoding="utf-8")) if path.endswith(".md") else None
+        about = about and re.sub(r"^After this \w+ you can ", "", about)
+        lines.append(f"- [{title or path}]({link})" + (f": {about}" if about else ""))
+    return "\n".join(lines) + "\n"
 
 
 HEADING = re.compile(r'<h[1-6] id="([^"]+)"[^>]*>(.*?)</h[1-6]>', re.S)

@@ -12,7 +12,13 @@ from any shared browser pass:
   tests/vendor/axe-core, not part of the site).
 - diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
   named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, and a
-  diagram wider than its column scrolls in a keyboard-focusable region with a visible hint.
+  diagram wider than its column scrolls in a keyboard-focusable region with a visible hint and
+  opens with the last node it declares in view.
+- formula_problems: every typeset display formula's box is as tall as the formula; one wider
+  than its column scrolls in a keyboard-focusable box with a visible hint, with room before its
+  start and after its end (measure_formulas gives the figures).
+- linked_code_gap: in a link whose text is code, the rows of pixels between the lowest ink of the
+  code's glyphs (an underscore's) and the link's underline (screenshots of the page).
 - search_results: the pages Material's search lists for a query (typed in the search box);
   search_hits: each page with the sections shown under it and their scores (tests/test_search.py).
 
@@ -23,6 +29,7 @@ connection). Sites are served by ``site_check.serve`` (gzip, as a real host serv
 
 from __future__ import annotations
 
+import base64
 import re
 import time
 from pathlib import Path
@@ -157,24 +164,50 @@ def math_typeset_ms(context, url: str, conditions: dict = SLOW_4G, timeout_ms: i
 # --------------------------------------------------------------------------------------------
 
 
-def axe_violations(page, impacts=SERIOUS) -> list[dict]:
-    """axe-core's violations on the page (WCAG 2 A/AA and best-practice rules), of ``impacts``."""
+# What is left out when every rule of axe-core runs (axe_violations(..., every_rule=True)), each
+# with the reason: a rule by its id, or every rule with a tag. Every other rule runs, the
+# experimental ones and those axe-core leaves off by default included, at every impact.
+NOT_RUN = {
+    "focus-order-semantics": (
+        "experimental: it asks every element in the tab order for a widget or landmark role, "
+        "while WCAG 2.1.1's technique for a region that scrolls (which axe's own "
+        "scrollable-region-focusable rule requires) is tabindex=0 on the region itself; it fires on "
+        "the book's wide code, formulas and diagrams, Material's search results list and "
+        "nbconvert's notebook cells"),
+    "target-size": (
+        "WCAG 2.2's target size, off by default in axe-core: on a desktop it fires only on the one "
+        "or two links of the sidebar that Material's sticky sidebar title covers in part at the "
+        "page's scroll position (the sidebar scrolls to the page's own link); in view, its links are "
+        "18 px tall and 27 px apart, which passes"),
+    "deprecated": "rules axe-core has deprecated and leaves off (aria-roledescription, duplicate-id, ...)",
+    "wcag2aaa": ("WCAG AAA success criteria (7:1 contrast, identical links, no timed refresh): the "
+                 "book's target is AA, and WCAG advises against requiring AAA of whole sites"),
+}
+
+
+def axe_violations(page, impacts=SERIOUS, every_rule=False) -> list[dict]:
+    """axe-core's violations on the page (WCAG 2 A/AA and best-practice rules), of ``impacts``;
+    with ``every_rule``, of every rule axe-core has (the experimental ones too) but NOT_RUN."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     found = page.evaluate(
-        """async () => {
-          const r = await axe.run(document, { resultTypes: ["violations"] });
+        """async ([every, skip]) => {
+          const options = { resultTypes: ["violations"] };
+          if (every) options.rules = Object.fromEntries(axe.getRules().map((r) =>
+            [r.ruleId, { enabled: !skip.includes(r.ruleId) && !r.tags.some((t) => skip.includes(t)) }]));
+          const r = await axe.run(document, options);
           return r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help,
             nodes: v.nodes.map(n => ({ target: n.target.join(" "), summary: n.failureSummary,
                                        data: (n.any[0] || {}).data || null })) }));
-        }"""
+        }""",
+        [every_rule, sorted(NOT_RUN)],
     )
-    return [v for v in found if v["impact"] in impacts]
+    return [v for v in found if every_rule or v["impact"] in impacts]
 
 
-def axe_problems(page) -> list[str]:
+def axe_problems(page, every_rule=False) -> list[str]:
     problems = []
-    for v in axe_violations(page):
+    for v in axe_violations(page, every_rule=every_rule):
         shown = "; ".join(
             n["target"] + (f" ({_contrast(n['data'])})" if v["id"] == "color-contrast" and n["data"] else "")
             for n in v["nodes"][:4]
@@ -234,12 +267,20 @@ MEASURE_DIAGRAMS = """(minPx) => Array.from(document.querySelectorAll('div.merma
   });
   const title = svg.querySelector(":scope > title"), desc = svg.querySelector(":scope > desc");
   const overflows = host.scrollWidth > host.clientWidth + 1;
+  // the node declared last (mermaid's ids end in "flowchart-NAME-N", N in the order declared)
+  let last = null, n = -1;
+  root.querySelectorAll("g.node[id*='flowchart-']").forEach(g => {
+    const m = /-(\d+)$/.exec(g.id);
+    if (m && +m[1] > n) { n = +m[1]; last = g; }
+  });
+  const hr = host.getBoundingClientRect(), lr = last && last.getBoundingClientRect();
+  const lastShown = !last || (lr.left >= hr.left - 1 && lr.right <= hr.right + 1);
   const hint = host.nextElementSibling && host.nextElementSibling.classList.contains("book-scroll-hint")
     ? host.nextElementSibling : null;
   return { i, smallest: Math.round(smallest * 100) / 100, text, scale,
            title: title ? title.textContent.trim() : "", desc: desc ? desc.textContent.trim() : "",
            label: svg.getAttribute("aria-labelledby") || "", overflows,
-           focusable: host.tabIndex >= 0, hintShown: !!hint && hint.offsetParent !== null && getComputedStyle(hint).visibility !== "hidden" };
+           focusable: host.tabIndex >= 0, lastShown, lastNode: last ? last.id : "", hintShown: !!hint && hint.offsetParent !== null && getComputedStyle(hint).visibility !== "hidden" };
 })"""
 
 
@@ -263,7 +304,105 @@ def diagram_problems(page, min_px: float = MIN_LABEL_PX) -> list[str]:
             problems.append(f"{where}: wider than the column but its scroll region cannot be reached by keyboard")
         if d["overflows"] and not d["hintShown"]:
             problems.append(f"{where}: wider than the column and no visible hint that it scrolls")
+        if d["overflows"] and not d["lastShown"]:
+            problems.append(f"{where}: wider than the column and its last node ({d['lastNode']}) is off-screen when it opens")
     return problems
+
+
+# --------------------------------------------------------------------------------------------
+# 2b. Display formulas: as tall as their box; a wide one scrolls, with a hint and margins
+# --------------------------------------------------------------------------------------------
+
+MEASURE_FORMULAS = """() => Array.from(document.querySelectorAll('div.arithmatex')).map((box, i) => {
+  const math = box.querySelector('.katex');
+  if (!math) return { i, typeset: false };
+  const b = box.getBoundingClientRect(), m = math.querySelector('.katex-html') || math;
+  // the typeset formula's ink box: the union of KaTeX's lines, at the box's scroll position 0
+  const keep = box.scrollLeft; box.scrollLeft = 0;
+  const lines = Array.from(m.children).map((c) => c.getBoundingClientRect()).filter((r) => r.width);
+  const left = Math.min(...lines.map((r) => r.left)), right = Math.max(...lines.map((r) => r.right));
+  const k = math.getBoundingClientRect();
+  box.scrollLeft = keep;
+  const hint = box.nextElementSibling && box.nextElementSibling.classList.contains('book-scroll-hint') ? box.nextElementSibling : null;
+  return { i, typeset: true, boxHeight: b.height, mathHeight: k.height,
+           wide: box.scrollWidth > box.clientWidth + 1, marked: box.getAttribute('data-overflow'),
+           focusable: box.tabIndex >= 0,
+           hintShown: !!hint && !hint.hidden && hint.offsetParent !== null,
+           before: left - b.left, after: box.scrollWidth - (right - b.left),
+           text: (box.textContent || '').trim().slice(0, 40) };
+})"""
+FORMULA_MARGIN_PX = 8  # the least room before a wide formula's start and after its end
+
+
+def measure_formulas(page) -> list[dict]:
+    return page.evaluate(MEASURE_FORMULAS)
+
+
+def formula_problems(page) -> list[str]:
+    problems = []
+    for f in measure_formulas(page):
+        where = f"display formula {f['i'] + 1}"
+        if not f["typeset"]:
+            continue  # an untypeset formula is reported by the site's pass (check_loaded_page)
+        if not (abs(f["boxHeight"] - f["mathHeight"]) <= 2):
+            problems.append(f"{where} ({f['text']!r}): its box is {f['boxHeight']:.0f} px tall for "
+                            f"{f['mathHeight']:.0f} px of formula")
+        if f["wide"]:
+            if f["marked"] != "yes" or not f["focusable"]:
+                problems.append(f"{where}: wider than the column but its box cannot be reached by keyboard")
+            if not f["hintShown"]:
+                problems.append(f"{where}: wider than the column and no visible hint that it scrolls")
+            if not (min(f["before"], f["after"]) >= FORMULA_MARGIN_PX):
+                problems.append(f"{where}: wider than the column and flush to an edge of its box "
+                                f"({f['before']:.0f} px before, {f['after']:.0f} px after)")
+        elif f["hintShown"]:
+            problems.append(f"{where}: fits its column but shows the hint that it scrolls")
+    return problems
+
+
+# A link whose text is code, holding an underscore, shown as it is, without its underline, and
+# without its text: the page's own rendering, through screenshots (a PNG read by the browser).
+LINKED_CODE = "a:not(.md-button) > code"
+INK_ROWS = """async (shots) => {
+  let width = 0, height = 0;
+  const pixels = await Promise.all(shots.map(async (b64) => {
+    const image = await createImageBitmap(await (await fetch('data:image/png;base64,' + b64)).blob());
+    [width, height] = [image.width, image.height];
+    const canvas = new OffscreenCanvas(image.width, image.height);
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(image, 0, 0);
+    return ctx.getImageData(0, 0, image.width, image.height).data;
+  }));
+  // rows (of device pixels) where two shots differ
+  const differ = (a, b) => { const rows = [];
+    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) { const i = 4 * (y * width + x);
+      if (Math.abs(a[i] - b[i]) + Math.abs(a[i + 1] - b[i + 1]) + Math.abs(a[i + 2] - b[i + 2]) > 60) { rows.push(y); break; } }
+    return rows; };
+  return { underline: differ(pixels[0], pixels[1]), ink: differ(pixels[1], pixels[2]) };
+}"""
+
+
+def linked_code_gap(page, contains: str = "_") -> dict:
+    """The first link on the page whose text is code holding ``contains``: its text, the rows of
+    device pixels its underline and its glyphs' ink cover, and the gap between them (rows of
+    neither, under the lowest ink and over the line; < 1: the line touches or covers the ink)."""
+    handle = page.evaluate_handle(
+        "([sel, c]) => Array.from(document.querySelectorAll('.md-typeset ' + sel)).find((el) => el.textContent.includes(c)) || null",
+        [LINKED_CODE, contains])
+    code = handle.as_element()
+    assert code is not None, f"no link whose code holds {contains!r} on {page.url}"
+    code.scroll_into_view_if_needed()
+    box = code.bounding_box()
+    clip = {"x": box["x"], "y": box["y"], "width": box["width"], "height": box["height"] + 12}
+    shots = []
+    for style in ("", "text-decoration: none !important", "text-decoration: none !important; --x: 1"):
+        code.evaluate("(el, s) => { el.parentElement.style.cssText = s; el.style.color = s.includes('--x') ? 'transparent' : ''; }", style)
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        shots.append(base64.b64encode(page.screenshot(clip=clip)).decode())
+    code.evaluate("(el) => { el.parentElement.style.cssText = ''; el.style.color = ''; }")
+    rows = page.evaluate(INK_ROWS, shots)
+    gap = (min(rows["underline"]) - max(rows["ink"]) - 1) if rows["underline"] and rows["ink"] else None
+    return {"text": code.text_content(), "gap": gap, **rows}
 
 
 def axe_after_diagrams(page) -> list[str]:
@@ -276,7 +415,7 @@ def page_checks(page) -> dict[str, list[str]]:
     render-blocking scripts, diagrams (revealed, then measured), axe-core, then the bytes loaded
     (after the diagrams: all of them drawn)."""
     checks = {"blocking": blocking_script_problems(page), "diagrams": diagram_problems(page),
-              "axe": axe_problems(page)}
+              "formulas": formula_problems(page), "axe": axe_problems(page)}
     checks["first_load"] = first_load_problems(page)
     return checks
 

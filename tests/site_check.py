@@ -298,9 +298,9 @@ TRACK_RENDERS = r"""(() => {
 # KaTeX done with it.
 SETTLED = r"""() => {
   if (document.readyState !== "complete" || !document.querySelector("article")) return false;
-  // Diagrams load when a reader scrolls near them (diagrams.js); a check sees them all at once,
-  // as a printout does: the loader releases every waiting diagram on "beforeprint".
-  if (document.querySelector("pre.mermaid")) window.dispatchEvent(new Event("beforeprint"));
+  // Diagrams and KaTeX load when a reader scrolls near them (diagrams.js, math.js); a check sees
+  // them all at once, as a printout does: both loaders release everything on "beforeprint".
+  if (document.querySelector("pre.mermaid, .arithmatex:not([data-math])")) window.dispatchEvent(new Event("beforeprint"));
   const pre = document.querySelectorAll("pre.mermaid").length;
   const r = window.__renders || {started: 0, pending: 0};
   const diagrams = pre === 0 ? r.pending === 0 : (r.started > 0 && r.pending === 0);

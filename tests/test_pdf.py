@@ -13,10 +13,20 @@ from the print page:
   caption (its title, which the page gives it once drawn) and its labels;
 - every folded answer open;
 - links that work: a link within the book goes to a place in the PDF, a link out goes to the
-  site's address or elsewhere on the web, never to the server the page was printed from.
+  site's address or elsewhere on the web, never to the server the page was printed from;
+- a cover (the title, the torch version of the project's pin, the date of the build), then
+  contents whose every entry gives the page its part or page starts on: the page its link
+  goes to, the number printed at that page's foot, the page that shows its heading;
+- bookmarks (the PDF's outline) for every part and page, in nav order, and a tagged PDF;
+- no page with almost no text (under 80 characters) but a part's title page and the end of
+  the contents: a code box's title or an "Output" label is never left alone at a page's end;
+- no words meant for a screen ("(click to open)": on paper every block is open);
+- code in narrow table columns wrapped between tokens: no PyTorch name split inside a word.
 The checks bite: the model page printed before its diagrams are drawn fails the diagram
 check, printed with its answers folded fails the answer check, and printed as `make pdf`
-prints passes both.
+prints passes both; the page, outline and contents checks reject the faults they name, each
+made in the book's own data (a page left with a title alone, a bookmark dropped, a number
+off by one).
 """
 
 from __future__ import annotations
@@ -68,8 +78,11 @@ def nav() -> list[tuple[str, str | None]]:
 
     def walk(items):
         for item in items:
-            for title, value in item.items():
-                out.append((title, None if isinstance(value, list) else value))
+            if isinstance(item, str):  # a page without a title in the nav: its own title
+                out.append((title(DOCS / item), item))
+                continue
+            for title_, value in item.items():
+                out.append((title_, None if isinstance(value, list) else value))
                 if isinstance(value, list):
                     walk(value)
 
@@ -268,6 +281,287 @@ def test_links_work_from_the_pdf(book_pdf):
     local = sorted(u for u in outside if urlsplit(u).hostname in {"127.0.0.1", "localhost"} and not u.startswith(site))
     assert local == [], f"links to the server the page was printed from: {local[:5]}"
     assert any(u.startswith(site + "downloads/") for u in outside), "no link to the site's downloads"
+
+
+# --------------------------------------------------------------------------------------------
+# Cover, contents with page numbers, bookmarks, page fill, screen-only words
+# --------------------------------------------------------------------------------------------
+
+MIN_TEXT = 80  # characters of text (white space aside) below which a page is almost empty
+FOOT = 40  # points: the page number is printed below this height (print.css: a 16 mm margin)
+SCREEN_ONLY = ["click to open", "click to expand", "scroll sideways", "scrolls sideways", "copy to clipboard"]
+
+
+def body_text(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def footers(path: Path) -> list[str]:
+    """The text printed at the foot of each page (its page number)."""
+    import pypdfium2
+
+    doc = pypdfium2.PdfDocument(str(path))
+    try:
+        return [doc[i].get_textpage().get_text_bounded(0, 0, doc[i].get_width(), FOOT).strip()
+                for i in range(len(doc))]
+    finally:
+        doc.close()
+
+
+def outline(path: Path) -> list[tuple[int, str, int]]:
+    """(depth, title, page) of each bookmark of the PDF, in order (depth 0: the top level)."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(path)
+    out = []
+
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                out.append((depth, str(item.title), reader.get_destination_page_number(item) + 1))
+
+    walk(reader.outline, 0)
+    return out
+
+
+NUMBER_WIDTH = 40  # points: the page number of a contents entry is printed at its right end
+
+
+def contents_entries(path: Path, end: int) -> list[tuple[str, int]]:
+    """("<title> <number>", page it links to) of each link of the contents (pages 1 to
+    ``end`` + 1), in order. The title is the link's text at its left, the number the text at
+    its right end (its last NUMBER_WIDTH points), whatever order the PDF draws them in."""
+    import pypdfium2
+    from pypdf import PdfReader
+
+    reader = PdfReader(path)
+    names = reader.named_destinations
+    doc = pypdfium2.PdfDocument(str(path))
+    out = []
+    try:
+        for number in range(end + 1):
+            textpage = doc[number].get_textpage()
+            for annot in reader.pages[number].get("/Annots") or []:
+                annot = annot.get_object()
+                if annot.get("/Subtype") != "/Link" or "/Dest" not in annot:
+                    continue
+                dest = annot["/Dest"]
+                target = names.get(str(dest)) if isinstance(dest, str) else dest
+                page = reader.get_destination_page_number(target) + 1 if target is not None else 0
+                left, bottom, right, top = (float(v) for v in annot["/Rect"])
+                name = textpage.get_text_bounded(left, bottom, right - NUMBER_WIDTH, top)
+                number = textpage.get_text_bounded(right - NUMBER_WIDTH, bottom, right, top)
+                out.append((" ".join(f"{name} {number}".split()), page))
+    finally:
+        doc.close()
+    return out
+
+
+def cover_problems(texts: list[str]) -> list[str]:
+    from bookcheck import versions
+
+    cover = norm(texts[0]) if texts else ""
+    wanted = {"the title": "Autograd, verified", "the torch version": f"torch {versions.pinned()}",
+              "how to read it": "How to read this book"}
+    problems = [f"the cover (page 1) lacks {what}: {text!r}" for what, text in wanted.items() if norm(text) not in cover]
+    if not re.search(r"Built \d{4}-\d{2}-\d{2}", texts[0] if texts else ""):
+        problems.append("the cover (page 1) gives no date of the build")
+    return problems
+
+
+def contents_number_problems(entries: list[tuple[str, int]], feet: list[str], texts: list[str]) -> list[str]:
+    """Each nav entry, in nav order, listed in the contents with a number N: its link goes to
+    page N, page N's foot says N, and page N shows the part's name or the page's own title."""
+    problems, at = [], 0
+    for name, source in nav():
+        found = next((i for i in range(at, len(entries)) if norm(entries[i][0]).startswith(norm(name))), None)
+        if found is None:
+            problems.append(f"{name!r}: no link in the contents, or out of nav order")
+            continue
+        at = found + 1
+        text, target = entries[found]
+        number = re.search(r"(\d+)$", text)
+        if not number:
+            problems.append(f"{name!r}: no page number in the contents ({text!r})")
+            continue
+        n = int(number.group(1))
+        heading = name if source is None else title(DOCS / source)
+        if n != target:
+            problems.append(f"{name!r}: the contents say page {n}, its link goes to page {target}")
+        elif not 1 <= n <= len(texts):
+            problems.append(f"{name!r}: page {n} is not in the PDF")
+        elif feet[n - 1] != str(n):
+            problems.append(f"{name!r}: page {n} is numbered {feet[n - 1]!r} at its foot")
+        elif norm(heading) not in norm(texts[n - 1]):
+            problems.append(f"{name!r}: page {n} does not show its heading {heading!r}")
+    return problems
+
+
+def outline_problems(marks: list[tuple[int, str, int]]) -> list[str]:
+    """Every part and page of the nav bookmarked at the top level, in nav order (a part by its
+    name, a page by its own title), each going to the page where that title is."""
+    top = [(norm(t), page) for depth, t, page in marks if depth == 0]
+    problems, at = [], 0
+    for name, source in nav():
+        wanted = norm(name if source is None else title(DOCS / source))
+        found = next((i for i in range(at, len(top)) if top[i][0] == wanted), None)
+        if found is None:
+            problems.append(f"no bookmark for {name!r}, or out of nav order")
+        else:
+            at = found + 1
+    return problems
+
+
+def sparse_pages(texts: list[str], end: int) -> list[str]:
+    """Pages with under MIN_TEXT characters of text, the page number aside, but a part's title
+    page (the part's name alone) and the pages of the contents (up to page ``end`` + 1)."""
+    parts = {norm(name) for name, source in nav() if source is None}
+    out = []
+    for i, text in enumerate(texts):
+        body = body_text(re.sub(r"^\s*\d+\s*$", "", text, flags=re.M))  # the page number aside
+        if len(body) >= MIN_TEXT or i <= end or norm(body) in parts:
+            continue
+        out.append(f"page {i + 1}: {len(body)} characters: {body[:60]!r}")
+    return out
+
+
+# A title that belongs with what follows it: an output's label, a folded answer's title, the title
+# of a folded box of snippets/ code ("snippets/x.py", "The forward: snippets/x.py, section y").
+TITLE_LINE = re.compile(r"Output|Answer|(?:[^:]*: )?snippets/\S+\.py(?: ,.*?)?(?: \(click to open\))?")
+
+
+def last_lines(path: Path) -> list[str]:
+    """The lowest line of text of each page, the page number at its foot aside (by position:
+    the PDF draws a block's title after its content)."""
+    import pypdfium2
+
+    doc = pypdfium2.PdfDocument(str(path))
+    out = []
+    try:
+        for i in range(len(doc)):
+            textpage = doc[i].get_textpage()
+            rects = [textpage.get_rect(j) for j in range(textpage.count_rects())]
+            rects = [r for r in rects if r[1] > FOOT]
+            if not rects:
+                out.append("")
+                continue
+            low = min(rects, key=lambda r: r[1])
+            line = textpage.get_text_bounded(0, low[1], doc[i].get_width(), (low[1] + low[3]) / 2)
+            out.append(" ".join(line.split()))
+    finally:
+        doc.close()
+    return out
+
+
+def stranded_titles(lines: list[str]) -> list[str]:
+    """Pages whose lowest line of text is such a title: its content is on the next page."""
+    return [f"page {i + 1} ends with {line!r}" for i, line in enumerate(lines) if TITLE_LINE.fullmatch(line)]
+
+
+LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
+
+
+def api_names() -> list[str]:
+    """Every PyTorch name the book's code calls, as the API index prints it (bookcheck/apis.py)."""
+    names = json.loads((ROOT / "bookcheck" / "api_names.json").read_text(encoding="utf-8"))["names"]
+    return sorted({name for name in names.values() if name}, key=len, reverse=True)
+
+
+def split_names(texts: list[str], names: list[str]) -> list[str]:
+    """Names printed across a line break that is not between two of their tokens: a break may
+    come before a dot or after an underscore ("torch.autograd" / ".grad", "clip_" / "grad_norm_"),
+    never inside a word ("torch.use_determini" / "stic_algorithms")."""
+    out = []
+    for i, text in enumerate(texts):
+        flat = re.sub(LINE_BREAK, "", text)
+        for name in names:
+            if "\n" not in text or name not in flat:
+                continue
+            chars = [re.escape(c) for c in name]
+            pattern = "".join(c + f"(?:{LINE_BREAK})?" for c in chars[:-1]) + chars[-1]
+            for m in re.finditer(pattern, text):
+                pieces = re.split(LINE_BREAK, m.group(0))
+                if any(not (after.startswith(".") or before.endswith("_")) for before, after in zip(pieces, pieces[1:])):
+                    out.append(f"page {i + 1}: {' / '.join(pieces)!r}")
+    return out
+
+
+def screen_words(texts: list[str]) -> list[str]:
+    return [f"page {i + 1}: {phrase!r}" for i, text in enumerate(texts) for phrase in SCREEN_ONLY
+            if norm(phrase) in norm(text)]
+
+
+def test_the_cover_gives_title_torch_version_date_and_how_to_read(texts):
+    assert cover_problems(texts) == []
+
+
+def test_the_contents_give_each_part_and_page_its_page_number(book_pdf, texts):
+    end = contents_end(texts)
+    entries = contents_entries(book_pdf, end)
+    assert len(entries) >= len(nav())
+    assert contents_number_problems(entries, footers(book_pdf), texts) == []
+
+
+def test_every_part_and_page_is_bookmarked_and_the_pdf_is_tagged(book_pdf):
+    from pypdf import PdfReader
+
+    marks = outline(book_pdf)
+    assert outline_problems(marks) == []
+    assert len(marks) > 2 * len(pages()), "the pages' sections are bookmarked too"
+    root = PdfReader(book_pdf).trailer["/Root"]
+    assert "/StructTreeRoot" in root and root["/MarkInfo"]["/Marked"], "not a tagged PDF"
+
+
+def test_no_page_is_almost_empty(texts):
+    assert sparse_pages(texts, contents_end(texts)) == []
+
+
+def test_no_title_or_label_is_left_at_the_foot_of_a_page(book_pdf):
+    assert stranded_titles(last_lines(book_pdf)) == []
+
+
+def test_names_break_between_tokens_only(texts):
+    """Code in a narrow table column wraps at token boundaries (overrides/print_hooks.py,
+    docs/assets/css/print.css): no name of the API index is split inside a word."""
+    names = api_names()
+    assert len(names) >= 200
+    assert split_names(texts, names) == []
+
+
+def test_no_words_meant_for_a_screen(texts):
+    assert screen_words(texts) == []
+
+
+def test_new_checks_reject_what_they_name(book_pdf, texts):
+    """Each fault made in the book's own data: a page holding only a code box's title (and
+    a blank page), pages ending with an "Output" label and with a code box's title, a
+    screen-only phrase, a name split inside a word, a bookmark dropped, a contents number off
+    by one, a page whose foot gives another number, a cover without its date."""
+    end = contents_end(texts)
+    n = end + 20
+    title_alone = texts[:n] + ["snippets/autograd_graph.py\n", ""] + texts[n:]
+    assert len(sparse_pages(title_alone, end)) == len(sparse_pages(texts, end)) + 2
+    lines = last_lines(book_pdf)
+    stranded = ["Output", "snippets/guards.py , gradient checks"]
+    assert len(stranded_titles(lines[:n] + stranded + lines[n + 2:])) == len(stranded_titles(lines)) + 2
+    assert screen_words(texts[:n] + ["snippets/x.py (click to open)"]) == ["page %d: 'click to open'" % (n + 1)]
+    names = api_names()
+    split = ["torch.use_determini\nstic_algorithms(True)", "torch.autograd\n.grad and torch.nn.utils.clip_\ngrad_norm_"]
+    assert split_names(split, names) == ["page 1: 'torch.use_determini / stic_algorithms'"]
+    marks = outline(book_pdf)
+    dropped = [m for m in marks if not (m[0] == 0 and norm(m[1]) == norm(title(pages()[5])))]
+    assert len(outline_problems(dropped)) == 1
+    entries = contents_entries(book_pdf, end)
+    feet = footers(book_pdf)
+    shifted = [(re.sub(r"(\d+)$", lambda m: str(int(m.group(1)) + 1), t), page) if i == 7 else (t, page)
+               for i, (t, page) in enumerate(entries)]
+    assert len(contents_number_problems(shifted, feet, texts)) == 1
+    target = entries[7][1]
+    renumbered = feet[: target - 1] + [str(target + 1)] + feet[target:]
+    assert len(contents_number_problems(entries, renumbered, texts)) == 1
+    assert cover_problems([texts[0].replace("Built", "Made")] + texts[1:])
 
 
 # --------------------------------------------------------------------------------------------

@@ -148,6 +148,35 @@ def test_search_index_is_split_and_every_page_names_materials_worker(built):
         assert (built / query).is_file() and "/workers/search." in "/" + query, (rel, query)
 
 
+def test_every_nav_section_has_an_index_page_listing_its_pages(built):
+    """Material's navigation.indexes: each section of the nav opens with an index.md, so /paths/
+    and /part1/ are pages; an index page holding <!-- section-pages --> links every other page
+    of its section."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml's !ENV and !!python tags: not needed here
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    nav = yaml.load(config_text(), Loader=Loader)["nav"]
+    assert "- navigation.indexes" in config_text()
+    sections = {title: [next(iter(e.values())) if isinstance(e, dict) else e for e in value]
+                for item in nav if isinstance(item, dict) for title, value in item.items() if isinstance(value, list)}
+    assert len(sections) >= 9, sorted(sections)
+    for title, pages in sections.items():
+        index = pages[0]
+        assert index.endswith("/index.md"), (title, index)
+        folder = index.removesuffix("/index.md")
+        assert (built / folder / "index.html").is_file(), title
+        if "<!-- section-pages -->" not in (DOCS / index).read_text(encoding="utf-8"):
+            continue
+        html = (built / folder / "index.html").read_text(encoding="utf-8")
+        article = html.split("<article", 1)[1].split("</article>", 1)[0]
+        links = set(re.findall(r'<a href="([^"#]+)"', article))
+        wanted = {os.path.relpath(p.removesuffix(".md").removesuffix(".ipynb"), folder) + "/" for p in pages[1:]}
+        assert wanted <= links, (title, sorted(wanted - links))
+
+
 def test_404_page_links_from_the_base_path(built):
     """The 404 page is served at any depth, so its links cannot be relative: they start at the
     site's base path (the path of site_url)."""
@@ -488,6 +517,171 @@ def test_a_formula_shows_its_source_when_katex_cannot_load(served, browser):
     for formulas in (failed, browser.run(_math_on_a_phone, url, True, False)["formulas"]):
         assert formulas and all(color != "rgba(0, 0, 0, 0)" for _, color, _ in formulas), formulas[:5]
         assert all(float(size.rstrip("px")) >= 12 for _, _, size in formulas), formulas[:5]
+
+
+# --------------------------------------------------------------------------------------------
+# Maths, code and diagrams on a phone (390 px), in both schemes
+# --------------------------------------------------------------------------------------------
+
+# Pages of each template on which every rule of axe-core runs (site_a11y.NOT_RUN names what is
+# left out, with the reasons), in two modes: a phone in the light scheme, a desktop in the dark.
+EVERY_RULE_PAGES = {
+    "index.html": "the home page",
+    "paths/index.html": "a section's index page",
+    "paths/interview-week/index.html": "a reading path",
+    "part1/hand-trace/index.html": "diagrams, math, tables, folded answers",
+    "part1/deep-dive/index.html": "the widest display formula",
+    "part2/tensors-and-views/index.html": "a long page of code and outputs",
+    "notebooks/01-hand-trace/index.html": "a notebook page",
+    "notebooks/first-notebook/index.html": "a notebook page",
+    "reference/drills/index.html": "a drill page",
+    "reference/drills-diagnose/index.html": "a drill page, its formulas folded",
+    "reference/apis/index.html": "the API index",
+    "reference/errors/index.html": "the error index",
+    "404.html": "the 404 page",
+}
+EVERY_RULE_MODES = (("light", 390), ("dark", 1440))
+
+
+def _phone_page(b, url, scheme="light", width=390):
+    """A page of the site opened on a phone (device pixels 2:1), settled (site_check.SETTLED:
+    its diagrams drawn and formulas typeset); its context closes with it."""
+    context = b.new_context(viewport={"width": width, "height": 844}, is_mobile=width < 800,
+                            color_scheme=scheme, device_scale_factor=2)
+    context.add_init_script(site_check.TRACK_RENDERS)
+    context.add_init_script(site_a11y.INIT_SCRIPT)
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    site_check.Browser.settle(page)
+    return context, page
+
+
+def test_a_wide_formula_scrolls_in_a_box_as_tall_as_it_with_a_hint_and_margins(served, browser):
+    """part1/deep-dive's softplus identity (794 px of maths at 390 px): its box is as tall as the
+    formula (not 125 px for 41), it scrolls inside the box from the text's edge to a margin after
+    its end, is reachable by keyboard, and has the diagrams' hint. Every page's display formulas
+    are held to the same in the site's pass (formula_problems; there a formula that fits shows
+    no hint)."""
+
+    def run(b, scheme):
+        context, page = _phone_page(b, served + "part1/deep-dive/", scheme)
+        seen = site_a11y.measure_formulas(page), site_a11y.formula_problems(page)
+        context.close()
+        return seen
+
+    for scheme in ("light", "dark"):
+        formulas, problems = browser.run(run, scheme)
+        wide = [f for f in formulas if f.get("wide")]
+        assert wide, (scheme, formulas)
+        assert problems == [], (scheme, problems)
+        widest = max(wide, key=lambda f: f["after"] + f["before"])
+        assert widest["hintShown"] and widest["boxHeight"] < 2 * widest["mathHeight"], widest
+
+
+def test_linked_code_keeps_its_underscores_in_both_schemes(served, browser):
+    """`no_grad` in a link on the home page: screenshots of the link as shown, without its underline
+    and without its text give the rows of pixels each covers; at least one row of neither lies
+    between the code's lowest ink (its underscore) and the underline."""
+
+    def run(b, scheme):
+        context, page = _phone_page(b, served, scheme)
+        seen = site_a11y.linked_code_gap(page)
+        context.close()
+        return seen
+
+    for scheme in ("light", "dark"):
+        seen = browser.run(run, scheme)
+        assert seen["underline"] and seen["ink"], (scheme, seen)
+        assert "_" in seen["text"] and seen["gap"] is not None and seen["gap"] >= 1, (scheme, seen)
+
+
+def test_a_wide_diagram_opens_with_its_last_node_in_view(served, browser):
+    """The hand-trace graph is wider than a phone at a readable size (labels at least 11 px): it
+    scrolls, and opens with its loss node, the last it declares, in view. Every page's diagrams
+    are held to the same in the site's pass (diagram_problems)."""
+
+    def run(b, scheme):
+        context, page = _phone_page(b, served + "part1/hand-trace/", scheme)
+        seen = site_a11y.measure_diagrams(page)
+        context.close()
+        return seen
+
+    for scheme in ("light", "dark"):
+        first = browser.run(run, scheme)[0]
+        assert first["overflows"] and first["smallest"] >= site_a11y.MIN_LABEL_PX, first
+        assert first["lastNode"].endswith("-L-15") and first["lastShown"], first
+
+
+def test_katex_loads_when_a_formula_nears_the_screen_not_for_folded_ones(served, browser):
+    """reference/drills-diagnose holds its formulas in folded answers: scrolled from top to bottom
+    with the answers closed, it fetches nothing of KaTeX; opened, the answer's formula is typeset.
+    part1/hand-trace has a formula on its first screen: KaTeX loads without a scroll."""
+
+    def run(b):
+        context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page = context.new_page()
+        fetched = []
+        page.on("request", lambda r: fetched.append(r.url))
+        page.goto(served + "reference/drills-diagnose/", wait_until="load")
+        page.wait_for_load_state("networkidle")
+        count = page.evaluate("document.querySelectorAll('.arithmatex').length")
+        folded = page.evaluate("Array.from(document.querySelectorAll('.arithmatex')).every((el) => el.closest('details:not([open])'))")
+        for _ in range(40):  # down the page, a screen at a time
+            page.mouse.wheel(0, 700)
+            page.wait_for_timeout(60)
+        page.wait_for_load_state("networkidle")
+        closed = [u for u in fetched if "/vendor/katex/" in u]
+        page.evaluate("() => { const d = document.querySelector('.arithmatex').closest('details'); d.open = true;"
+                      " d.querySelector('.arithmatex').scrollIntoView({block: 'center'}); }")
+        page.wait_for_function("() => document.querySelector('.arithmatex .katex')", timeout=60000)
+        opened = [u for u in fetched if "/vendor/katex/" in u]
+        fetched.clear()
+        page.goto(served + "part1/hand-trace/", wait_until="load")
+        page.wait_for_function("() => document.querySelector('.arithmatex .katex')", timeout=60000)
+        first_screen = page.evaluate("document.querySelector('.arithmatex').getBoundingClientRect().top < innerHeight")
+        context.close()
+        return count, folded, closed, opened, first_screen
+
+    count, folded, closed, opened, first_screen = browser.run(run)
+    assert count >= 2 and folded, (count, folded)
+    assert closed == [], closed
+    assert any(u.endswith("katex.min.js") for u in opened), opened
+    assert first_screen
+
+
+def test_the_api_index_uses_a_desktop_width_and_breaks_no_name(served, browser):
+    """reference/apis at 1440 px: no table of contents beside it (a quarter of the screen left
+    empty), the table as wide as the column, and no API name over two lines."""
+
+    def run(b):
+        context, page = _phone_page(b, served + "reference/apis/", width=1440)
+        seen = page.evaluate("""() => { const t = document.querySelector('.api-index table');
+            const names = Array.from(t.querySelectorAll('td:first-child code'));
+            const toc = document.querySelector('.md-sidebar--secondary');
+            return {table: t.getBoundingClientRect().width, column: document.querySelector('.md-content__inner').getBoundingClientRect().width,
+                    names: names.length, broken: names.filter((c) => c.getClientRects().length > 1).map((c) => c.textContent).slice(0, 5),
+                    toc: !!toc && toc.offsetParent !== null && toc.getBoundingClientRect().width > 0}; }""")
+        context.close()
+        return seen
+
+    seen = browser.run(run)
+    assert seen["names"] >= 300 and seen["broken"] == [], seen
+    assert not seen["toc"] and seen["table"] >= 0.95 * seen["column"], seen
+
+
+@pytest.mark.parametrize("scheme,width", EVERY_RULE_MODES, ids=[f"{s}-{w}" for s, w in EVERY_RULE_MODES])
+def test_no_axe_violation_of_any_rule_on_pages_of_each_template(built, browser, scheme, width):
+    """Every rule of axe-core, every impact (the moderate landmark-unique among them: each code
+    block's region and copy bar is named apart), on a few pages of each template."""
+    assert set(site_a11y.NOT_RUN) == {"focus-order-semantics", "target-size", "deprecated", "wcag2aaa"}, "a rule left out needs its reason"
+    pages = sorted(EVERY_RULE_PAGES)
+    with site_check.serve(built) as base:
+        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
+        loads = browser.open_many(urls, options={"viewport": {"width": width, "height": 900}, "color_scheme": scheme},
+                                  copies=False, measure=lambda page: {"axe": (site_a11y.reveal_diagrams(page), site_a11y.axe_problems(page, every_rule=True))[1]})
+    assert all("axe" in load.checks for load in loads)
+    problems = {rel: load.checks["axe"] for rel, load in zip(pages, loads) if load.checks["axe"]}
+    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,8 +13,9 @@
 //   diagram type when a diagram of that type is drawn) and asks it for the SVG;
 // - gives the SVG a minimum width at which its smallest label is at least 11 CSS px: on a
 //   narrow screen a wide diagram keeps that size inside a horizontally scrollable box, which is
-//   keyboard-focusable, named by the diagram's title, with a visible hint under it; in print
-//   the diagram fits the column instead.
+//   keyboard-focusable, named by the diagram's title, with a visible hint under it, and opens
+//   scrolled to the last node the diagram declares (a graph's loss, its output), which would
+//   otherwise be off-screen; in print the diagram fits the column instead.
 // The stand-in stays the global after mermaid has loaded, so pages reached by instant
 // navigation go through it too.
 (function () {
@@ -100,7 +101,39 @@
     return id ? svg.replace(/<style>/, "<style>@media print{#" + id[1] + "{min-width:0 !important;}}") : svg;
   }
 
-  function decorate(host, title) {
+  // Where the last node the diagram declares sits across its drawing: its left and right edges,
+  // from 0 (the drawing's left edge) to 1 (its right edge); null when the SVG names no node so
+  // (mermaid draws a flowchart's node as a <g> whose id ends in "flowchart-NAME-N", N counting
+  // up in the order declared, moved to its centre by a translate; its shape, drawn around that
+  // centre, is the first rect, circle or polygon in it).
+  function lastNode(svg) {
+    var box = /viewBox="([-\d.]+) [-\d.]+ ([\d.]+) [\d.]+"/.exec(svg);
+    if (!box) return null;
+    var best = -1, x = null, at = -1;
+    var tags = /<g [^>]*>/g, tag;
+    while ((tag = tags.exec(svg))) {
+      var id = /\bid="[^"]*flowchart-[^"]*-(\d+)"/.exec(tag[0]);
+      var move = /transform="translate\(([-\d.]+)/.exec(tag[0]);
+      if (id && move && / class="node\b/.test(tag[0]) && +id[1] > best) {
+        best = +id[1];
+        x = parseFloat(move[1]);
+        at = tags.lastIndex;
+      }
+    }
+    if (x === null) return null;
+    var shape = /<(rect|circle|polygon)\b[^>]*>/.exec(svg.slice(at, at + 4000));
+    var half = 0;
+    if (shape && shape[1] === "rect") half = parseFloat((/\bwidth="([\d.]+)"/.exec(shape[0]) || [0, 0])[1]) / 2;
+    if (shape && shape[1] === "circle") half = parseFloat((/\br="([\d.]+)"/.exec(shape[0]) || [0, 0])[1]);
+    if (shape && shape[1] === "polygon") {
+      var xs = ((/\bpoints="([^"]*)"/.exec(shape[0]) || [0, ""])[1].match(/-?[\d.]+(?=,)/g) || []).map(parseFloat);
+      if (xs.length) half = (Math.max.apply(null, xs) - Math.min.apply(null, xs)) / 2;
+    }
+    var left = parseFloat(box[1]), width = parseFloat(box[2]);
+    return { left: (x - half - left) / width, right: (x + half - left) / width };
+  }
+
+  function decorate(host, title, last) {
     if (!host || !host.classList || !host.classList.contains("mermaid") || host.hasAttribute("data-book-diagram")) return;
     host.setAttribute("data-book-diagram", "ready");
     host.setAttribute("role", "group");
@@ -111,6 +144,13 @@
     hint.textContent = "\u2194 Wider than the screen: scroll the diagram sideways.";
     host.insertAdjacentElement("afterend", hint);
     fit(host);
+    // A wide diagram opens with its last node in view: its right edge a little inside the box's
+    // (its left edge, when the node is wider than the box).
+    if (last !== null && host.scrollWidth > host.clientWidth + 1) {
+      var room = 8;
+      var target = Math.min(last.right * host.scrollWidth + room - host.clientWidth, last.left * host.scrollWidth - room);
+      host.scrollLeft = Math.max(0, Math.min(host.scrollWidth - host.clientWidth, target));
+    }
     if ("ResizeObserver" in window) new ResizeObserver(function () { fit(host); }).observe(host);
   }
 
@@ -136,8 +176,9 @@
         .then(function (out) {
           // Material puts the SVG's box where the block is right after this resolves.
           var parent = block && block.parentNode, next = block && block.nextSibling;
+          var last = lastNode(out.svg);
           setTimeout(function () {
-            if (parent) decorate(next && next.parentNode === parent ? next.previousSibling : parent.lastChild, title && title[1].trim());
+            if (parent) decorate(next && next.parentNode === parent ? next.previousSibling : parent.lastChild, title && title[1].trim(), last);
           }, 0);
           return Object.assign({}, out, { svg: readable(out.svg) });
         });

@@ -1,13 +1,17 @@
 // Typesets the math that pymdownx.arithmatex (generic mode) wraps in .arithmatex elements,
 // with the vendored KaTeX, on the first page and after every instant navigation (Material's
-// document$), a few formulas at a time (see below). KaTeX (about 300 KB) is loaded only when a page has math. A formula KaTeX
+// document$), a few formulas at a time (see below). KaTeX (about 300 KB) is loaded when a
+// formula of the page comes within half a screen of the viewport, or before printing: a page
+// whose formulas are all further down, or folded away in a closed <details> (which lays out
+// nothing until the reader opens it), loads none on its first screen. A formula KaTeX
 // cannot parse stays untypeset and logs an error, which the browser test of the site rejects.
 //
 // A display formula wider than its column scrolls, so it must be reachable by keyboard. Its
 // width is known only once KaTeX's stylesheet and fonts are in use, and changes with the
 // column (a resize, a phone's rotation): it is measured after the stylesheet has loaded and
 // typesetting is done, again whenever a font finishes loading or the window is resized.
-// Each display formula then carries data-overflow="yes" or "no" (tabindex="0" when "yes").
+// Each display formula then carries data-overflow="yes" or "no" (tabindex="0" when "yes"), and
+// a hint under it, shown when "yes": the one wide diagrams get (diagrams.js).
 //
 // Until then a formula holds about the room it will take, its source unseen (assets/css/book.css),
 // so the text around it does not move when it is typeset. Each formula is marked
@@ -65,6 +69,16 @@
       if (wide[i]) el.setAttribute("tabindex", "0");
       else el.removeAttribute("tabindex");
       el.setAttribute("data-overflow", wide[i] ? "yes" : "no");
+      var hint = el.nextElementSibling;
+      if (!(hint && hint.classList.contains("book-scroll-hint"))) {
+        if (!wide[i]) return;
+        hint = document.createElement("p");
+        hint.className = "book-scroll-hint";
+        hint.setAttribute("aria-hidden", "true");
+        hint.textContent = "\u2194 Wider than the screen: scroll the formula sideways.";
+        el.insertAdjacentElement("afterend", hint);
+      }
+      hint.hidden = !wide[i];
     });
   }
 
@@ -92,6 +106,9 @@
   var SLICE_MS = 8;
   var page = 0;
   var pending = [];
+  var started = 0; // the page whose formulas are being typeset
+  var printing = false;
+  var approach = null; // watches the page's formulas until one comes near
 
   function typeset(el) {
     try {
@@ -149,20 +166,44 @@
     });
   }
 
-  window.addEventListener("beforeprint", function () { typesetAll(page); });
-
-  document$.subscribe(function () {
-    var which = ++page;
-    pending = [];
+  // Loads KaTeX (once) and typesets the page's formulas: the ones near the viewport first, then
+  // the rest, slice by slice; all at once when the page is being printed.
+  function begin(which) {
+    if (which !== page || started === which) return;
+    started = which;
+    if (approach) approach.disconnect();
+    approach = null;
     var formulas = Array.from(document.querySelectorAll(".arithmatex"));
-    if (!formulas.length) return;
     Promise.all([loadKatex(), nearFirst(formulas)]).then(function (done) {
       if (which !== page) return;
       pending = done[1];
-      slice(which);
+      if (printing) typesetAll(which);
+      else slice(which);
     }, function (error) {
       formulas.forEach(function (el) { el.setAttribute("data-math", "source"); });
       console.error(error);
     });
+  }
+
+  window.addEventListener("beforeprint", function () {
+    printing = true;
+    begin(page);
+    typesetAll(page);
+  });
+  window.addEventListener("afterprint", function () { printing = false; });
+
+  document$.subscribe(function () {
+    var which = ++page;
+    pending = [];
+    if (approach) approach.disconnect();
+    approach = null;
+    var formulas = Array.from(document.querySelectorAll(".arithmatex"));
+    if (!formulas.length) return;
+    // The print page (the whole book, mkdocs-print-site-plugin) is read to be printed: all of it.
+    if (!("IntersectionObserver" in window) || document.getElementById("print-site-page")) return begin(which);
+    approach = new IntersectionObserver(function (entries) {
+      if (entries.some(function (e) { return e.isIntersecting; })) begin(which);
+    }, { rootMargin: "50% 0px" });
+    formulas.forEach(function (el) { approach.observe(el); });
   });
 })();

@@ -1,7 +1,12 @@
 // Scrollable regions can be reached by keyboard (WCAG 2.1.1): a code block, a table or a
 // notebook output wider than its column gets tabindex="0" (and a name, for screen readers),
 // on the first page and after every instant navigation (Material's document$). Diagrams are
-// handled by diagrams.js.
+// handled by diagrams.js. Each region's name is its own ("Code block 3 (scrolls sideways)").
+// Landmarks are told apart too: the bar Material puts over each code block for its copy button
+// is a <nav> without a name (every code block a navigation landmark of the same name), so it is
+// marked as a plain container (role="none"; its button keeps its own name); and a section of
+// the navigation whose label holds only the toggle's icon (Material's sections with an index
+// page, navigation.indexes) is named by its title.
 (function () {
   "use strict";
   var SCROLLERS = [
@@ -16,19 +21,42 @@
     return el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
   }
 
+  // The number of a code block, a notebook output or a table on the page (1, 2, ...).
+  function number(el, selector) {
+    return Array.prototype.indexOf.call(document.querySelectorAll(selector), el) + 1;
+  }
+
   function reachable(el) {
     if (el.hasAttribute("tabindex") || el.querySelector("a, button, input, [tabindex]")) return;
     el.setAttribute("tabindex", "0");
     if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") {
+      var name = el.matches(".jp-OutputArea-output pre") ? "Output " + number(el, ".jp-OutputArea-output pre")
+        : el.tagName === "CODE" ? "Code block " + number(el, ".md-typeset pre > code")
+        : "Table " + number(el, ".md-typeset .md-typeset__scrollwrap, .jupyter-wrapper .jp-OutputArea-output table");
       el.setAttribute("role", "region");
-      el.setAttribute("aria-label", el.tagName === "CODE" || el.tagName === "PRE" ? "Code (scrolls sideways)" : "Table (scrolls sideways)");
+      el.setAttribute("aria-label", name + " (scrolls sideways)");
     }
+  }
+
+  function landmarks() {
+    document.querySelectorAll(".md-typeset nav.md-code__nav:not([role])").forEach(function (nav) {
+      nav.setAttribute("role", "none");
+    });
+    document.querySelectorAll("nav.md-nav[aria-labelledby]").forEach(function (nav) {
+      var label = document.getElementById(nav.getAttribute("aria-labelledby"));
+      var title = nav.querySelector(":scope > .md-nav__title");
+      if (label && !label.textContent.trim() && title && title.textContent.trim()) {
+        nav.removeAttribute("aria-labelledby");
+        nav.setAttribute("aria-label", title.textContent.trim());
+      }
+    });
   }
 
   // Every region measured first, then the wide ones changed: a change made between two
   // measurements would make the browser lay the whole page out again for the next one.
   function all() {
     Array.from(document.querySelectorAll(SCROLLERS)).filter(scrolls).forEach(reachable);
+    landmarks();
   }
 
   document$.subscribe(function () {
