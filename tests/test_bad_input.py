@@ -202,6 +202,11 @@ def _cases():
         ("scale.launch", "run_ranks", "type", lambda: call("scale.launch", "run_ranks")(lambda r, w: r), TypeError, "top level of an importable module"),
         ("scale.launch", "run_ranks", "shape", lambda: call("scale.launch", "run_ranks")(math.floor, world_size=9), ValueError, "world_size must be an int from 1 to 8"),
         ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=NAN), ValueError, "timeout must be a positive number of seconds; got nan"),
+        ("scale.launch", "rank_rows", "type", lambda: call("scale.launch", "rank_rows")("0", 2, 2, 2), ValueError, "rank must be an int from 0 to 1; got '0'"),
+        ("scale.launch", "rank_rows", "shape", lambda: call("scale.launch", "rank_rows")(0, 3, 2, 2), ValueError, "the example's batch has 2 shards: run it with world_size=2, not 3"),
+        ("scale.launch", "rank_rows", "nonfinite", lambda: call("scale.launch", "rank_rows")(NAN, 2, 2, 2), ValueError, "rank must be an int from 0 to 1; got nan"),
+        ("workshop.custom_op", "opcheck", "type", lambda: call("workshop.custom_op", "opcheck")("backward"), TypeError, r"opcheck\(backward\): pass your function backward\(grad_y, x, a\)"),
+        ("workshop.check", "ship", "type", lambda: call("workshop.check", "ship")("backward"), TypeError, "pass a function defined with def"),
         # scale.ddp
         ("scale.ddp", "shard", "type", lambda: call("scale.ddp", "shard")("0"), ValueError, "rank must be an int from 0 to 1; got '0'"),
         ("scale.ddp", "shard", "shape", lambda: call("scale.ddp", "shard")(0, 4), ValueError, "run it with world_size=2, not 4"),
@@ -755,10 +760,11 @@ def _exempt():
     add("two_layer", "forward backward", "nonfinite", FAITHFUL)
     add("two_layer", "backward", "shape", "takes forward()'s cache, whose shapes forward() checked")
     add("views", "describe shares_storage element_offsets", "nonfinite", "reads shapes, strides and storage, not values")
-    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
+    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce",
+                 "custom_op"):
         add(f"workshop.{task}", "forward backward", "type shape nonfinite", REFERENCE)
         add(f"workshop.{task}", "cases", "type shape nonfinite", TASK_CASES)
-        if task in ("logsumexp", "softmax_ce"):
+        if task in ("logsumexp", "softmax_ce", "custom_op"):
             add(f"workshop.{task}", "stable_cases", "type shape nonfinite", TASK_CASES)
         add(f"workshop.{task}", "torch_forward", "nonfinite", TORCH_LAYER)
     for task in ("batchnorm", "layernorm"):
@@ -775,6 +781,20 @@ def _exempt():
     add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
     add("workshop.check", "LoadError", "type shape nonfinite", "an exception class, raised by load()")
     add("workshop.check", "draw size", "type shape nonfinite", TASK_CASES)
+    add("workshop.check", "compute judge", "type shape nonfinite",
+        "the checker's two halves, called by check() with what it drew and validated: compute in the child "
+        "process, judge in the parent; a NaN or inf from the reader is a failed Report (tests/test_workshop.py)")
+    add("workshop.check", "rebuild", "type shape nonfinite", "rebuilds in the child process what ship() made; only "
+        "the checker calls it")
+    add("workshop.check", "ship", "shape nonfinite", "takes a function: its type is checked (the row above)")
+    add("workshop.check", "failures", "type shape nonfinite", "reads the count of failed checks a record folder holds: "
+        "a missing or unreadable record counts 0 (tests/test_workshop.py)")
+    add("workshop.custom_op", "torch_forward", "type shape", TORCH_LAYER + " (x * sigmoid(a * x): Python's and "
+        "torch's errors for a list or a shape that does not broadcast)")
+    add("workshop.custom_op", "opcheck", "shape nonfinite", "takes a function: its type is checked (the row above)")
+    add("workshop.custom_op", "register setup_context", "type shape nonfinite", "the operator's autograd "
+        "registration: register is called by the module and opcheck() with a checked backward, setup_context "
+        "by autograd with the operator's inputs")
     return e
 
 

@@ -558,6 +558,8 @@ def _exempt():
         "tensor whose value could be degenerate")
     add("scale.custom_op", "setup_context backward", "the op's autograd formula, called by autograd with the op's "
         "inputs; the op's degenerate inputs (an empty x, NaN and inf) are tested in tests/test_scale_custom_op.py")
+    add("scale.launch", "rank_rows", "slices the example's batch by rank: ints only, anything else refused by name "
+        "(test_bad_input)")
     add("scale.launch", "free_port run_ranks", "starts processes; what a rank computes is its function's "
         "(tests/test_launch.py: one rank, three ranks, a rank that raises, a job that hangs)")
     for module in ("scale.ddp", "scale.fsdp"):
@@ -599,9 +601,10 @@ def _exempt():
     add("shapes", "expect_shape", "reads shapes only: a size 0 is compared like any other size")
     add("two_layer", "make_tensors shapes forward backward", "the hand-derived two-layer network: tests/test_two_layer.py compares with autograd")
     add("views", "describe shares_storage element_offsets", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
-    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce"):
+    for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce",
+                 "custom_op"):
         add(f"workshop.{task}", "cases", CASES)
-        if task in ("logsumexp", "softmax_ce"):
+        if task in ("logsumexp", "softmax_ce", "custom_op"):
             add(f"workshop.{task}", "stable_cases", CASES)
         add(f"workshop.{task}", "torch_forward", TORCH_LAYER)
         if task not in ("logsumexp", "softmax_ce", "maxpool"):
@@ -609,6 +612,9 @@ def _exempt():
         add(f"workshop.{task}", "backward", "checked with its forward (the forward rows call both)")
     add("workshop.check", "Mismatch LoadError", EXCEPTION)
     add("workshop.check", "draw size", "the checker's case drawing: a seed or a size range from the task's own code")
+    add("workshop.custom_op", "opcheck register setup_context", NO_NUMBERS)
+    add("workshop.check", "compute judge rebuild ship failures", "the checker's halves and its transport between "
+        "processes: no degenerate value of its own; a NaN or inf from the reader is a failed report (test_bad_input)")
     add("workshop.check", "Report check compare get_task run_checks starter_path tasks",
         "the checker: a NaN or inf from the reader is a failed report (test_bad_input); no degenerate value of its own")
     return e

@@ -164,7 +164,8 @@ def built_site(work: Path, stack: contextlib.ExitStack) -> tuple[str, Path]:
     (project / "overrides").symlink_to(ROOT / "overrides")
     config = {"INHERIT": str(ROOT / "mkdocs.yml"), "site_name": "notebooks",
               "nav": [f"notebooks/{name}.ipynb" for name in notebooks.BUILDERS],
-              "plugins": [{"mkdocs-jupyter": jupyter_options()}]}
+              "plugins": [{"mkdocs-jupyter": jupyter_options()}],
+              "watch": []}  # the book watches snippets/ when served; this project has none
     (project / "mkdocs.yml").write_text(json.dumps(config, indent=1), encoding="utf-8")  # JSON is YAML
     proc = subprocess.run([str(Path(sys.executable).parent / "mkdocs"), "build", "--strict", "-d", str(out)],
                           cwd=project, capture_output=True, text=True, timeout=900,
@@ -407,7 +408,8 @@ def commands_of_the_package(root: Path) -> set[str]:
         parts = path.relative_to(root).with_suffix("").parts
         if parts[-1] == "__main__":
             found.add(".".join(parts[:-1]))
-        elif '__name__ == "__main__"' in path.read_text(encoding="utf-8") and parts[-1] != "_cli":
+        elif '__name__ == "__main__"' in path.read_text(encoding="utf-8") and not parts[-1].startswith("_"):
+            # a private module (_cli, the workshop's _reader server) is started by a command, not a reader
             found.add(".".join(parts))
     return found
 

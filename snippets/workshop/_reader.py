@@ -101,4 +101,9 @@ def main():
 
 
 if __name__ == "__main__":
+    import argparse
+
+    argparse.ArgumentParser(prog="python -m snippets.workshop._reader",
+                            description="The workshop checker's fork server: started by `python -m snippets.workshop "
+                                        "check`, it reads its requests on standard input. It takes no argument.").parse_args()
     main()
