@@ -43,12 +43,14 @@ CACHE = ROOT / ".cache"
 
 
 def _extra(name: str) -> list[str]:
-    from .model import config
-
-    value = (config().get("extra") or {}).get(name)
-    if value is None:
-        raise ValueError(f"mkdocs.yml: no `{name}:` under extra:")
-    versions = [str(v).strip() for v in (value if isinstance(value, list) else [value])]
+    # Read with the standard library, not mkdocs' loader (bookcheck.model.config): `make
+    # torch-venvs` runs this module with Python alone, before the book's venv exists.
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    found = re.findall(rf"^\s+{name}:\s*(.+?)\s*$", text, re.M)
+    if len(found) != 1:
+        raise ValueError(f"mkdocs.yml: expected one `{name}:` line under extra:, found {found}")
+    value = found[0].strip("[]")
+    versions = [v.strip().strip("'\"") for v in value.split(",") if v.strip()]
     for v in versions:
         if not re.fullmatch(r"\d+\.\d+\.\d+", v):
             raise ValueError(f"mkdocs.yml: {name}: {v!r} is not a version such as 2.13.0")

@@ -127,3 +127,15 @@ def test_every_tabbed_block_of_the_book_is_on_the_differences_page():
     tabbed = sum(len(b.outputs) for p in pages for b in parse_page(p))
     assert len(found) == tabbed >= 5
     assert "<!-- torch-differences -->" in (ROOT / "docs" / "reference" / "torch-versions.md").read_text()
+
+
+def test_the_venv_set_up_reads_the_pins_with_python_alone():
+    """`make torch-venvs` runs bookcheck.versions with Python alone, before the book's venv exists:
+    with mkdocs and yaml unimportable, its command line still lists the versions to set up."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules.update(mkdocs=None, yaml=None); sys.argv = ['versions', 'venv', '--help']\n"
+            "import runpy; runpy.run_module('bookcheck.versions', run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
