@@ -41,6 +41,18 @@ from .serving import serve
 PDF_NAME = "autograd-book.pdf"
 PRINT_PAGE = "print_page/"
 
+
+def print_page_file(config):
+    """The print page mkdocs-print-site-plugin wrote into the built site of ``config`` (mkdocs'
+    config, in a build hook), or None when the plugin is off or wrote none: the file the build
+    hooks finish (overrides/site_hooks.py, overrides/print_hooks.py)."""
+    plugin = config["plugins"].get("print-site")
+    if plugin is None or not plugin.config["enabled"]:
+        return None
+    name = plugin.config["print_page_basename"]
+    path = Path(config["site_dir"]) / (f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html")
+    return path if path.is_file() else None
+
 # True once the page is ready to print: every diagram drawn (no pre.mermaid, the source that
 # Material replaces with its drawing), every collapsible block open, every formula typeset,
 # every font loaded. Until then it fires `beforeprint` again: Material opens the collapsible

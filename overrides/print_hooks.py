@@ -28,6 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # bookcheck of this checkout (the serve venv does not install it)
 
 from bookcheck import versions  # noqa: E402
+from bookcheck.pdf import print_page_file  # noqa: E402
 
 COVER = Path(__file__).with_name("print_cover.html")
 SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.S)
@@ -89,12 +90,8 @@ def on_page_content(content, page, config, files):
 
 
 def on_post_build(config):
-    plugin = config["plugins"].get("print-site")
-    if plugin is None or not plugin.config["enabled"]:
-        return
-    name = plugin.config["print_page_basename"]
-    path = Path(config["site_dir"]) / (f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html")
-    if not path.is_file():
+    path = print_page_file(config)
+    if path is None:
         return
     text = path.read_text(encoding="utf-8")
     opening = PRINT_SITE_PAGE.search(text)

@@ -252,14 +252,15 @@ def on_post_build(config):
 
 
 def _print_page(config):
-    from pathlib import Path
+    import sys
 
-    plugin = config["plugins"].get("print-site")
-    if plugin is None or not plugin.config["enabled"]:
-        return
-    name = plugin.config["print_page_basename"]
-    path = Path(config["site_dir"]) / (f"{name}/index.html" if config["use_directory_urls"] else f"{name}.html")
-    if path.is_file():
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)  # bookcheck of this checkout (the serve venv does not install it)
+    from bookcheck.pdf import print_page_file
+
+    path = print_page_file(config)
+    if path is not None:
         text = path.read_text(encoding="utf-8")
         # the notebooks on it as on their own pages; the print plugin's own style stays
         fixed = notebook_html(text, keep_style=lambda css: "print-site" in css)
