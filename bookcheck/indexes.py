@@ -54,22 +54,12 @@ def title_of(lines: list[str], path: Path) -> str:
 
 
 def section_of(lines: list[str], lineno: int) -> tuple[str, str]:
-    """The heading above line ``lineno`` (1-based) and its anchor, as Python-Markdown's toc makes it."""
-    from markdown.extensions.toc import slugify
+    """The heading above line ``lineno`` (1-based) and its anchor, as the site's toc makes it
+    (the page model's headings, bookcheck.model)."""
+    from .model import Page
 
-    from .page import outside_fences
-
-    heading = ""
-    for line, prose in zip(lines[:lineno], outside_fences(lines)):
-        if prose and re.match(r"#{1,6} ", line):  # a heading, not a comment in a block
-            heading = line.lstrip("#").strip()
-    attributes = re.search(r"\s*\{([^}]*)\}\s*$", heading)  # an attribute list: { #id }
-    if attributes:
-        heading = heading[: attributes.start()]
-        given = re.search(r"#([\w-]+)", attributes.group(1))
-        if given:
-            return heading, given.group(1)
-    return heading, slugify(heading, "-") if heading else ""
+    heading = Page.from_lines(lines).section_at(lineno - 1)
+    return (heading.text, heading.anchor) if heading is not None else ("", "")
 
 
 @dataclass
