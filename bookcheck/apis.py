@@ -994,25 +994,11 @@ def names_text(refs: dict) -> str:
 NOT_TEACHING = ("paths/", "reference/")  # with the home page: they point to where an API is taught
 
 
-def nav_pages(config: Path = ROOT / "mkdocs.yml") -> list[tuple[str, str]]:
-    """(title, path under docs/) of every page in mkdocs.yml's nav, in order."""
-    from .model import read_config
+def nav_pages() -> list[tuple[str, str]]:
+    """(title, path under docs/) of every page in mkdocs.yml's nav, in order (bookcheck.model)."""
+    from .model import nav_pages as pages
 
-    found: list[tuple[str, str]] = []
-
-    def walk(items):
-        for item in items or []:
-            if isinstance(item, str):
-                found.append((Path(item).stem, item))
-            elif isinstance(item, dict):
-                for title, value in item.items():
-                    if isinstance(value, str):
-                        found.append((title, value))
-                    else:
-                        walk(value)
-
-    walk(read_config(config).get("nav"))
-    return found
+    return pages()
 
 
 def page_title(path: Path, docs: Path = DOCS, nav: dict | None = None) -> str:

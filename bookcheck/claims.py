@@ -23,6 +23,9 @@ A general sentence is
   or ``kind`` (definition, advice, reader, book, not-general) and ``why``;
 - else *open*.
 
+Each page is read by the page model (bookcheck.model.Page): its prose lines, its headings with
+the anchors the site's table of contents gives them, their sections, and its run blocks.
+
 ``python -m bookcheck.claims`` prints every open entry as ``file:line: sentence``, every stale
 review (its sentence is no longer on its page, or its ``shown_by`` holds no run block), and a
 count summary. It reads the pages only (no torch): a second or two for the whole book.
@@ -30,16 +33,15 @@ count summary. It reads the pages only (no torch): a second or two for the whole
 
 from __future__ import annotations
 
+import bisect
 import re
 import sys
 import tomllib
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import DOCS, ROOT, rel
-from .page import fences, parse_text
+from . import DOCS, ROOT, model, rel
 
 REVIEWED = Path(__file__).with_name("claims_reviewed.toml")
 
@@ -79,7 +81,6 @@ KINDS = {
 WINDOW = 6  # prose lines between a sentence and a block that shows it
 KINDS_OF_RESULT = ("shown", "linked", "reviewed", "open")
 
-HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s*[\w-]+(?:\s+"[^"]*")?\s*$')
 TAB = re.compile(r'^\s*===\+?\s+"')
 LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+\.)\s+")
@@ -118,32 +119,21 @@ def _mask_code(text: str) -> str:
     return CODE_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
 
 
-def slug(heading: str) -> str:
-    """The anchor Python-Markdown's toc gives a heading (default slugify, separator '-')."""
-    text = re.sub(r"\s*\{[^}]*\}\s*$", "", heading)
-    text = LINK.sub(r"\1", text)
-    text = re.sub(r"<[^>]+>", "", text)
-    text = text.replace("`", "").replace("*", "")
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
-    return re.sub(r"[-\s]+", "-", text)
-
-
 @dataclass
-class Page:
+class ClaimsPage:
+    """A page's general sentences, with what the page model gives to place them."""
     path: Path
     lines: list
     sentences: list
     run_lines: list  # (first, last) 0-based line ranges of run blocks, output fence included
-    sections: list  # (anchor, level, first line, last line) 0-based
-    section_of: list  # section index of each line
+    sections: list  # bookcheck.model.Section of each heading (its anchor, level and span)
+    section_of: list  # section index of each line (how many headings open at or above it)
 
 
-def _units(lines: list[str]):
+def _units(page: model.Page):
     """Prose units (paragraphs, list items, table cells) as lists of (line index, text)."""
-    prose = [True] * len(lines)
-    for start, end in fences(lines):
-        prose[start:end + 1] = [False] * (min(end, len(lines) - 1) - start + 1)
+    lines, prose = page.lines, page.prose
+    headings = {h.line for h in page.headings}
     if lines and lines[0].strip() == "---":  # front matter
         for i in range(1, len(lines)):
             if lines[i].strip() == "---":
@@ -182,7 +172,7 @@ def _units(lines: list[str]):
             continue
         if in_math or s.startswith("$$"):
             continue
-        if not prose[i] or not s or HEADING.match(line) or ADMONITION.match(line) or TAB.match(line) \
+        if not prose[i] or not s or i in headings or ADMONITION.match(line) or TAB.match(line) \
                 or s.startswith(("--8<--", "<", "*[")):
             if unit:
                 yield unit
@@ -241,55 +231,31 @@ def _split(unit):
         pos = cut
 
 
-def read_page(path: Path, text: str | None = None) -> Page:
-    text = Path(path).read_text(encoding="utf-8") if text is None else text
-    lines = text.splitlines()
-    blocks = parse_text(text, path)
-    run_lines = []
-    for b in blocks:
-        if b.kind == "run":  # the output fence belongs to the block
-            run_lines.append((b.fence.start, (b.output_fence or b.fence).end))
-    sections, section_of, ids = [], [], set()
-    inside = [True] * len(lines)
-    for start, end in fences(lines):
-        inside[start:end + 1] = [False] * (min(end, len(lines) - 1) - start + 1)
-    for i, line in enumerate(lines):
-        if inside[i] and HEADING.match(line):
-            level = len(line.strip()) - len(line.strip().lstrip("#"))
-            title = line.strip().lstrip("#").strip()
-            explicit = re.search(r"\{[^}]*#([\w-]+)[^}]*\}\s*$", title)
-            anchor = explicit.group(1) if explicit else slug(title)
-            if anchor in ids:
-                n = 1
-                while f"{anchor}_{n}" in ids:
-                    n += 1
-                anchor = f"{anchor}_{n}"
-            ids.add(anchor)
-            sections.append([anchor, level, i, len(lines) - 1])
-        section_of.append(len(sections))
-    for k, (anchor, level, first, _) in enumerate(sections):
-        for later in sections[k + 1:]:
-            if later[1] <= level:
-                sections[k][3] = later[2] - 1
-                break
+def read_page(path: Path, text: str | None = None) -> ClaimsPage:
+    page_model = model.Page.parse(path) if text is None else model.Page.from_text(text, path)
+    lines = page_model.lines
+    run_lines = [(b.fence.start, (b.output_fence or b.fence).end)  # the output fence belongs to the block
+                 for b in page_model.blocks if b.kind == "run"]
+    starts = [h.line for h in page_model.headings]
+    section_of = [bisect.bisect_right(starts, i) for i in range(len(lines))]
     page = rel(path).as_posix()
     sentences = []
-    for unit in _units(lines):
+    for unit in _units(page_model):
         unit_links = [m.group(2) for m in LINK.finditer("\n".join(text for _, text in unit))]  # a link may wrap
         for first, last, piece, masked in _split(unit):
             if not is_general(masked.strip()):
                 continue
             sentences.append(Sentence(page, first + 1, piece, last + 1, section_of[first] if section_of else 0,
                                       unit_links))
-    return Page(Path(path), lines, sentences, run_lines, sections, section_of)
+    return ClaimsPage(Path(path), lines, sentences, run_lines, page_model.sections, section_of)
 
 
-def _prose_between(page: Page, a: int, b: int) -> int:
+def _prose_between(page: ClaimsPage, a: int, b: int) -> int:
     """Non-blank lines strictly between line indexes a and b that are not marker comments."""
     return sum(1 for i in range(a + 1, b) if page.lines[i].strip() and not page.lines[i].strip().startswith("<!--"))
 
 
-def shown_nearby(page: Page, s: Sentence) -> str | None:
+def shown_nearby(page: ClaimsPage, s: Sentence) -> str | None:
     first, last = s.line - 1, s.end_line - 1
     for start, end in page.run_lines:
         if start > last and page.section_of[start] == page.section_of[last] \
@@ -301,10 +267,10 @@ def shown_nearby(page: Page, s: Sentence) -> str | None:
     return None
 
 
-def section_has_run_block(page: Page, anchor: str) -> bool:
-    for name, level, first, last in page.sections:
-        if name == anchor and level > 1:  # a page's title spans the whole page: too wide to show a claim
-            return any(first <= start <= last for start, _ in page.run_lines)
+def section_has_run_block(page: ClaimsPage, anchor: str) -> bool:
+    for section in page.sections:
+        if section.heading.anchor == anchor and section.heading.level > 1:  # a title spans the whole page
+            return any(section.start <= start <= section.end for start, _ in page.run_lines)
     return False
 
 

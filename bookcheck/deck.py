@@ -10,6 +10,10 @@ block. One note per drill:
             of each block (``Block.expected_output`` of the page model), then a link to the drill
     tags    page::<page>, kind::<kind>, section::<section>
 
+Each page is read by the page model (bookcheck.model.Page: its headings and their anchors, its
+fences and blocks); its prose is rendered with the site's Markdown extensions and options
+(mkdocs.yml, bookcheck.model.markdown_extensions), but for those of NOT_ON_A_CARD.
+
 The kind is the heading's label where it has one (``### 3. Predict: ...``, ``### 9. Write the
 line: ...``: the first word, one of KINDS), else its series' default (DEFAULT_KIND), else the section.
 A note's guid comes from the page's path, the drill's number and its title without the label,
@@ -116,13 +120,20 @@ def pages(docs: Path = DOCS) -> list[Path]:
     return sorted(Path(docs).glob(PAGES))
 
 
-def _markdown(*more):
+# The site's Markdown extensions (mkdocs.yml) that a card leaves out, and why.
+NOT_ON_A_CARD = {
+    "toc": "a card's heading takes no id and no permalink: the card links to the drill on the site",
+}
+
+
+def _markdown():
+    """Python-Markdown with the site's extensions and options (bookcheck.model.markdown_extensions)."""
     import markdown
 
-    return markdown.Markdown(
-        extensions=["abbr", "attr_list", "def_list", "footnotes", "md_in_html", "tables",
-                    "pymdownx.arithmatex", *more],
-        extension_configs={"pymdownx.arithmatex": {"generic": True}})
+    from .model import markdown_extensions
+
+    names, configs = markdown_extensions(leave_out=NOT_ON_A_CARD)
+    return markdown.Markdown(extensions=names, extension_configs=configs)
 
 
 def _url(page: str, target: str, base_url: str) -> str:
@@ -168,7 +179,7 @@ class _Renderer:
 
     def __init__(self, model: Page, page: str, base_url: str):
         self.path, self.page, self.lines, self.base_url = model.path, page, model.lines, base_url
-        self.title = next((line[2:].strip() for line in self.lines if line.startswith("# ")), page)
+        self.title = next((h.text for h in model.headings if h.level == 1), page)
         self.blocks = {b.lineno: b for b in model.blocks}
         self.fences = {f.start: f for f in model.fences}
         self.md = _markdown()
@@ -225,19 +236,19 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
     lines = model.lines
     anchors = _anchors(model)
     render = _Renderer(model, page, base_url)
-    heads = sorted(anchors)
+    heads = [h for h in model.headings if h.line in anchors]  # the page model's headings, in order
     found, section = [], ""
-    for n, i in enumerate(heads):
-        level, text = HEADING.match(lines[i]).groups()
-        if len(level) == 2:
+    for n, head in enumerate(heads):
+        i, level, text = head.line, head.level, head.text
+        if level == 2:
             section = text
-        if len(level) != 3 or not section:
+        if level != 3 or not section:
             continue
         where = f"{rel(path)}:{i + 1}"
         drill = DRILL.match(text)
         if not drill:
             raise HarnessError(f"{where}: a drill's heading is '### N. Title', not '### {text}'")
-        stop = heads[n + 1] if n + 1 < len(heads) else len(lines)
+        stop = heads[n + 1].line if n + 1 < len(heads) else len(lines)
         answer = next((j for j in range(i + 1, stop) if ANSWER.match(lines[j])), None)
         if answer is None:
             raise HarnessError(f'{where}: drill without a ??? question "Answer" block')

@@ -22,7 +22,10 @@ makes it continue the previous run block; ``<!--pytest-codeblocks:expected-outpu
 next fence the output of the block above. What the model cannot read is listed in
 ``Page.errors`` (``file:line: what``); the guard reports it and ``Page.blocks`` raises it.
 
-``config()`` is the one reader of mkdocs.yml.
+``config()`` is the one reader of mkdocs.yml (tests/test_one_reader.py keeps it so; only
+bookcheck/versions.py, which runs before mkdocs is installed, reads it with the standard
+library); ``extension_config``, ``markdown_extensions``, ``plugin_config``, ``nav_entries`` and
+``nav_pages`` are the views of it that several readers share.
 """
 
 from __future__ import annotations
@@ -50,14 +53,24 @@ def config() -> dict:
     return read_config(ROOT / "mkdocs.yml")
 
 
+class PythonName(str):
+    """The dotted name a ``!!python/name:`` tag gives, kept as text until ``load()`` imports it."""
+
+    def load(self):
+        import importlib
+
+        module, _, attr = self.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+
 def read_config(path) -> dict:
     """A mkdocs.yml, read with mkdocs' own YAML loader (``!ENV`` resolved as mkdocs resolves
-    it); a ``!!python/name:`` tag is kept as the dotted name it gives, not imported."""
+    it); a ``!!python/name:`` tag is kept as the dotted name it gives (a PythonName), not imported."""
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader
 
     loader = get_yaml_loader()
-    loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda _loader, suffix, _node: suffix)
+    loader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda _loader, suffix, _node: PythonName(suffix))
     with open(path, encoding="utf-8") as f:
         return yaml.load(f, Loader=loader)  # noqa: S506 - mkdocs' own loader, the book's own file
 
@@ -70,6 +83,76 @@ def extension_config(name: str) -> dict:
         if isinstance(ext, dict) and name in ext:
             return dict(ext[name] or {})
     raise KeyError(f"mkdocs.yml does not enable the Markdown extension {name!r}")
+
+
+def markdown_extensions(leave_out=()) -> tuple[list[str], dict]:
+    """The site's Markdown extensions, in mkdocs.yml's order, and their options as
+    ``markdown.Markdown(extensions=..., extension_configs=...)`` takes them: a ``!!python/name:``
+    imported, pymdownx.snippets' base_path made absolute (mkdocs builds from the book's root).
+    ``leave_out``: names to drop (each must be one the site enables)."""
+    import copy
+
+    names, configs = [], {}
+    for ext in config().get("markdown_extensions", []):
+        name, options = (ext, {}) if isinstance(ext, str) else next(iter(ext.items()))
+        names.append(name)
+        configs[name] = _loaded(copy.deepcopy(options or {}))
+    unknown = sorted(set(leave_out) - set(names))
+    if unknown:
+        raise ValueError(f"leave_out names extensions mkdocs.yml does not enable: {unknown}; it enables {names}")
+    if "pymdownx.snippets" in configs:
+        snippets = configs["pymdownx.snippets"]
+        snippets["base_path"] = [str(ROOT / p) for p in snippets.get("base_path", ["."])]
+    names = [n for n in names if n not in leave_out]
+    return names, {n: configs[n] for n in names if configs[n]}
+
+
+def _loaded(value):
+    if isinstance(value, PythonName):
+        return value.load()
+    if isinstance(value, dict):
+        return {k: _loaded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_loaded(v) for v in value]
+    return value
+
+
+def plugin_config(name: str) -> dict:
+    """The options mkdocs.yml gives the plugin ``name`` ({} when it gives none)."""
+    for plugin in config().get("plugins", []):
+        if plugin == name:
+            return {}
+        if isinstance(plugin, dict) and name in plugin:
+            return dict(plugin[name] or {})
+    raise KeyError(f"mkdocs.yml does not enable the plugin {name!r}")
+
+
+def nav_entries(cfg: dict | None = None) -> list[tuple[str | None, str | None, int]]:
+    """Every entry of mkdocs.yml's nav (of ``cfg``, a read config, when given), in order:
+    (title, page under docs/, depth). A section has no page; a page listed without a title has
+    title None (the site takes its first heading)."""
+    found = []
+
+    def walk(items, depth):
+        for item in items or []:
+            if isinstance(item, str):
+                found.append((None, item, depth))
+                continue
+            for title, value in item.items():
+                if isinstance(value, list):
+                    found.append((title, None, depth))
+                    walk(value, depth + 1)
+                else:
+                    found.append((title, value, depth))
+
+    walk((config() if cfg is None else cfg).get("nav"), 0)
+    return found
+
+
+def nav_pages(cfg: dict | None = None) -> list[tuple[str, str]]:
+    """(title, page under docs/) of every page of the nav, in order; a page listed without a
+    title is named by its file's stem."""
+    return [(title or Path(page).stem, page) for title, page, _ in nav_entries(cfg) if page is not None]
 
 
 @dataclass

@@ -6,9 +6,11 @@ A trace table follows an ``<!-- forward-trace -->`` comment on a page and has fo
 
 A row whose "Computed as" cell is ``input`` gives a leaf: its value and the tangent seeded
 into it (the direction of the derivative). Any other row gives a backticked Python expression
-of earlier nodes, e.g. ``torch.exp(z)``. ``check_trace(rows)`` evaluates the rows in order on
-dual tensors (``torch.autograd.forward_ad``, float64) and raises ``AssertionError`` naming the
-node and the column if a shown number is not the true one rounded to the digits shown.
+of earlier nodes, e.g. ``torch.exp(z)``. ``trace_rows(header, rows)`` takes the table's header
+and rows as lists of cell texts (as a Markdown table reader gives them); ``check_trace(rows)``
+evaluates its rows in order on dual tensors (``torch.autograd.forward_ad``, float64) and
+raises ``AssertionError`` naming the node and the column if a shown number is not the true one
+rounded to the digits shown.
 """
 
 import math
@@ -19,34 +21,25 @@ import torch
 from snippets.jvp_rules import fwAD  # noqa: E402 - forward_ad, loaded without torch 2.13's warning
 
 
-MARKER = re.compile(r"\s*<!--\s*forward-trace\s*-->")
 NAME = re.compile(r"^`?([A-Za-z_]\w*)`?$")
+HEADER = ("Node", "Computed as", "Value", "Tangent")
 COLUMNS = ("node", "computed", "value", "tangent")
 
 
-def parse_traces(text):
-    """Every table after a ``<!-- forward-trace -->`` marker: a list of lists of row dicts."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be the page's Markdown as a str, got {type(text).__name__}")
-    lines = text.splitlines()
-    tables = []
-    for i, line in enumerate(lines):
-        if not MARKER.match(line):
-            continue
-        j = i + 1
-        while j < len(lines) and not lines[j].strip():
-            j += 1
-        body = []
-        while j < len(lines) and lines[j].strip().startswith("|"):
-            body.append([c.strip() for c in lines[j].strip().strip("|").split("|")])
-            j += 1
-        if len(body) < 3 or [h.lower() for h in body[0]] != ["node", "computed as", "value", "tangent"]:
-            raise AssertionError(
-                f"line {i + 1}: a forward-trace marker must be followed by a table with the columns "
-                "Node | Computed as | Value | Tangent"
-            )
-        tables.append([dict(zip(COLUMNS, row)) for row in body[2:]])
-    return tables
+def trace_rows(header, rows):
+    """One trace table as check_trace takes it (a list of row dicts), from its header and body
+    rows: lists of the cells' text, the separator row left out."""
+    if not isinstance(rows, (list, tuple)):
+        raise TypeError(f"rows must be a list of rows, each a list of the cells' text; got {type(rows).__name__}")
+    if not all(isinstance(r, (list, tuple)) and all(isinstance(c, str) for c in r) for r in [header, *rows]):
+        raise TypeError("header and each row must be a list of the cells' text (str), e.g. "
+                        "['Node', 'Computed as', 'Value', 'Tangent'] and ['`x`', 'input', '2', '1']")
+    if [h.strip().lower() for h in header] != [h.lower() for h in HEADER]:
+        raise AssertionError(f"a trace table has the columns {' | '.join(HEADER)}, not {' | '.join(header)}")
+    for n, row in enumerate(rows, 1):
+        if len(row) != len(HEADER):
+            raise AssertionError(f"row {n} has {len(row)} cells, not {len(HEADER)}: {' | '.join(row)}")
+    return [dict(zip(COLUMNS, row)) for row in rows]
 
 
 def _shown(cell, node, column):
@@ -68,9 +61,9 @@ def _agrees(true, cell, node, column):
 def check_trace(rows):
     """Recompute every row of one trace table (a list of row dicts); return {node: (value, tangent)}."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        hint = "; parse_traces(text) returns a list of tables: pass one, e.g. [0]" \
-            if isinstance(rows, list) and rows and isinstance(rows[0], list) else ""
-        raise TypeError(f"rows must be one table, a list of row dicts as parse_traces gives{hint}; "
+        hint = "; for rows of cells, pass trace_rows(header, rows)" \
+            if isinstance(rows, list) and rows and isinstance(rows[0], (list, tuple)) else ""
+        raise TypeError(f"rows must be one table, a list of row dicts as trace_rows gives{hint}; "
                         f"got {type(rows).__name__}")
     if not rows:
         raise AssertionError("the trace table has no rows")

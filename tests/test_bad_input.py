@@ -106,16 +106,11 @@ def sgd(params):
 
 
 def trace(*rows):
-    """A forward-trace table as parse_traces gives it: rows of (node, computed as, value, tangent)."""
+    """A forward-trace table as trace_rows gives it: rows of (node, computed as, value, tangent)."""
     return [dict(zip(("node", "computed", "value", "tangent"), row)) for row in rows]
 
 
-TRACE_PAGE = """<!-- forward-trace -->
-| Node | Computed as | Value | Tangent |
-|---|---|---|---|
-| x | input | 1 | 1 |
-| y | `torch.exp(x)` | 2.718 | 2.718 |
-"""
+TRACE_HEADER = ["Node", "Computed as", "Value", "Tangent"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -340,9 +335,11 @@ def _cases():
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: torch.where(t > 0, t.sqrt(), t).sum(), f64(-1.0, 4.0)), AssertionError, "autograd gives nan at flat index 0"),
         ("finite_diff", "check_gradient", "nonfinite", lambda: call("finite_diff", "check_gradient")(lambda t: (1 / t).sum() * 0 + t.sum(), f64(0.0)), AssertionError, "autograd gives nan at flat index 0"),
         # forward_trace
-        ("forward_trace", "parse_traces", "type", lambda: call("forward_trace", "parse_traces")(TRACE_PAGE.encode()), TypeError, "text must be the page's Markdown as a str, got bytes"),
-        ("forward_trace", "parse_traces", "shape", lambda: call("forward_trace", "parse_traces")("<!-- forward-trace -->\n| x | y |\n|---|---|\n| 1 | 2 |\n"), AssertionError, r"line 1: a forward-trace marker must be followed by a table with the columns Node \| Computed as \| Value \| Tangent"),
-        ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")(call("forward_trace", "parse_traces")(TRACE_PAGE)), TypeError, r"parse_traces\(text\) returns a list of tables: pass one, e.g. \[0\]"),
+        ("forward_trace", "trace_rows", "type", lambda: call("forward_trace", "trace_rows")(TRACE_HEADER, "| x | input | 1 | 1 |"), TypeError, "rows must be a list of rows, each a list of the cells' text; got str"),
+        ("forward_trace", "trace_rows", "type", lambda: call("forward_trace", "trace_rows")(TRACE_HEADER, [["x", "input", 1.0, 1.0]]), TypeError, r"header and each row must be a list of the cells' text \(str\)"),
+        ("forward_trace", "trace_rows", "shape", lambda: call("forward_trace", "trace_rows")(["x", "y"], [["1", "2"]]), AssertionError, r"a trace table has the columns Node \| Computed as \| Value \| Tangent, not x \| y"),
+        ("forward_trace", "trace_rows", "shape", lambda: call("forward_trace", "trace_rows")(TRACE_HEADER, [["x", "input", "1"]]), AssertionError, "row 1 has 3 cells, not 4"),
+        ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")([["x", "input", "1", "1"]]), TypeError, r"for rows of cells, pass trace_rows\(header, rows\)"),
         ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": 1.0, "tangent": 1.0}]), TypeError, r"to the cells' text \(str\)"),
         ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": "1"}]), TypeError, r"each row must map \('node', 'computed', 'value', 'tangent'\)"),
         ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "1", "1"), ("y", "`torch.stack([x, x])`", "1", "1"))), AssertionError, "y: a trace node must be one number"),
@@ -710,7 +707,7 @@ def _exempt():
     add("exercises.hand_trace", "starter solution", "type shape nonfinite", EXERCISE)
     add("exercises.hand_trace", "with_torch", "nonfinite", FAITHFUL + "; check() compares at fixed finite points")
     add("exercises.hand_trace", "main", "shape nonfinite", "takes no option")
-    add("forward_trace", "parse_traces", "nonfinite", "returns the cells as text; check_trace rejects a 'nan' or 'inf' cell")
+    add("forward_trace", "trace_rows", "nonfinite", "returns the cells as text; check_trace rejects a 'nan' or 'inf' cell")
     add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap", "nonfinite",
         FAITHFUL + " (an example with NaN gets NaN gradients, as backward gives)")
     add("func_transforms", "main", "nonfinite", NO_TENSOR + " (--n is an int; measure() rejects n < 1)")

@@ -127,3 +127,16 @@ def test_the_glossary_says_when_batch_norm_mixes_the_examples_of_a_batch():
                  "eval : 4 micro-batches give the full-batch gradient: True",
                  "eval, no running statistics: 4 micro-batches give the full-batch gradient: False"):
         assert line in shown, line
+
+
+def test_a_link_resolves_to_the_anchor_of_the_sites_table_of_contents(tmp_path):
+    """Sections and anchors are the page model's (Python-Markdown's toc, as the site makes
+    them): "Sums &amp; products" is #sums-products, and a repeated heading gets _1."""
+    text = ("# T\n\n## Where\n\nEvery tensor is saved, as [sums](#sums-products) and [again](#again_1) show.\n\n"
+            "## Sums &amp; products\n" + BLOCK + "\n## Again\n\nProse.\n\n## Again\n" + BLOCK)
+    page = claims.read_page(tmp_path / "page.md", text)
+    assert [s.heading.anchor for s in page.sections] == ["t", "where", "sums-products", "again", "again_1"]
+    assert claims.section_has_run_block(page, "sums-products") and claims.section_has_run_block(page, "again_1")
+    assert not claims.section_has_run_block(page, "again")
+    sentences, _ = listing(tmp_path, text)
+    assert [(s.result, s.how) for s in sentences] == [("linked", "#sums-products")]

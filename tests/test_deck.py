@@ -274,3 +274,17 @@ def test_a_new_page_and_a_drill_without_answer(tmp_path):
     page.write_text(NEW_PAGE, encoding="utf-8")
     with pytest.raises(HarnessError, match="drills-new.md:.*without a"):
         deck.deck(tmp_path)
+
+
+def test_a_card_renders_prose_with_the_sites_markdown_extensions():
+    """The deck's Markdown is the site's (mkdocs.yml's extensions and options), but for
+    deck.NOT_ON_A_CARD: an admonition and a formula render as on the site; a heading takes no id."""
+    from bookcheck.model import markdown_extensions
+
+    site, _ = markdown_extensions()
+    assert set(deck.NOT_ON_A_CARD) < set(site)
+    md = deck._markdown()
+    out = md.convert('!!! note "Why"\n    It is saved.\n\nThe slope \\(a\\) is kept.')
+    assert 'class="admonition note"' in out and 'class="arithmatex"' in out, out
+    md.reset()
+    assert "id=" not in md.convert("### 3. A drill") and "headerlink" not in md.convert("### 3. A drill")

@@ -584,7 +584,7 @@ def _exempt():
     add("exercises.gradient_check", "check main relative_error", "the exercise's own check at fixed points (tests/test_exercises.py)")
     add("exercises.hand_trace", "starter solution", EXERCISE)
     add("exercises.hand_trace", "check with_torch main", "compares at the trace's fixed points")
-    add("forward_trace", "parse_traces check_trace", "reads a page's table; non-finite cells have rows in test_bad_input")
+    add("forward_trace", "trace_rows check_trace", "reads a table's cells; non-finite cells have rows in test_bad_input")
     add("func_transforms", "per_sample_grads_loop per_sample_grads_vmap measure main",
         "tests/test_func_transforms.py compares the two with each other and with the batch gradient; "
         "an empty batch is refused (test_bad_input)")

@@ -1,8 +1,9 @@
 """The forward-mode trace tables of docs/part6/forward-mode.md, recomputed with torch.
 
-Each table after an ``<!-- forward-trace -->`` marker is parsed from the page and every value
-and tangent is recomputed on dual tensors by ``snippets.forward_trace.check_trace``. The
-altered copies below must each be rejected, naming the node and the column.
+Each table after an ``<!-- forward-trace -->`` marker is read by the page model
+(bookcheck.model.Page.tables) and every value and tangent is recomputed on dual tensors by
+``snippets.forward_trace.check_trace``. The altered copies below must each be rejected, naming
+the node and the column.
 """
 
 from pathlib import Path
@@ -10,13 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from snippets.forward_trace import check_trace, parse_traces
+from bookcheck.model import Page
+from snippets.forward_trace import check_trace, trace_rows
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "part6" / "forward-mode.md"
 
 
 def page_tables():
-    return parse_traces(PAGE.read_text(encoding="utf-8"))
+    return [trace_rows(t.header, t.rows) for t in Page.parse(PAGE).tables_of("forward-trace")]
 
 
 def test_the_page_has_two_traces():
@@ -66,8 +68,35 @@ def test_nan_and_junk_cells_are_rejected():
         check_trace([])
 
 
-def test_parser_rejects_a_marker_without_the_table():
-    with pytest.raises(AssertionError, match="Node | Computed as | Value | Tangent"):
-        parse_traces("<!-- forward-trace -->\n| Name | Value |\n|---|---|\n| `x` | 1 |\n")
-    with pytest.raises(TypeError, match="as a str"):
-        parse_traces(None)
+def test_a_table_without_the_trace_columns_is_rejected():
+    with pytest.raises(AssertionError, match=r"the columns Node \| Computed as \| Value \| Tangent, not Name \| Value"):
+        trace_rows(["Name", "Value"], [["`x`", "1"]])
+    with pytest.raises(AssertionError, match="row 1 has 3 cells, not 4"):
+        trace_rows(["Node", "Computed as", "Value", "Tangent"], [["`x`", "input", "1"]])
+    with pytest.raises(TypeError, match="cells' text"):
+        trace_rows(["Node", "Computed as", "Value", "Tangent"], [["`x`", "input", 1.0, 1.0]])
+    with pytest.raises(TypeError, match="rows must be a list of rows"):
+        trace_rows(["Node", "Computed as", "Value", "Tangent"], "| `x` | input | 1 | 1 |")
+
+
+def test_the_page_check_reads_the_models_cells_and_rejects_an_altered_table():
+    """The harness's check of a page's trace table (bookcheck.table_kinds.forward_trace) takes
+    the page model's cells: a page whose first trace shows a wrong tangent of z fails it."""
+    from bookcheck import HarnessError, table_kinds
+    from bookcheck.check import PageContext
+
+    text = PAGE.read_text(encoding="utf-8")
+    page = Page.from_text(text, PAGE)
+    table = page.tables_of("forward-trace")[0]
+    [z] = [i for i in range(table.start + 2, table.end + 1) if page.lines[i].startswith("| `z`")]
+    cells = page.lines[z].split("|")  # ['', ' `z` ', ' computed ', ' value ', ' tangent ', '']
+    altered = list(page.lines)
+    altered[z] = "|".join(cells[:4] + [" 6 ", ""])
+    for lines, fails in ((page.lines, False), (altered, True)):
+        model = Page.from_text("\n".join(lines) + "\n", PAGE)
+        check = table_kinds.forward_trace(PageContext(model), model.tables_of("forward-trace")[0])
+        if not fails:
+            check.run()
+            continue
+        with pytest.raises(HarnessError, match="z: the tangent shown is 6"):
+            check.run()

@@ -19,6 +19,7 @@ import pytest
 from nbclient.exceptions import CellExecutionError
 
 from bookcheck import ROOT, notebook_gen, notebooks, worker
+from bookcheck.model import plugin_config
 
 ALL = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
 NOTEBOOKS = [p for p in ALL if p.stem not in notebook_gen.BUILDERS]  # the others run as a reader runs them
@@ -123,8 +124,8 @@ def test_a_notebook_whose_cell_raises_fails(tmp_path):
 
 
 def test_the_site_does_not_execute_notebooks():
-    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert "\n      execute: false\n" in text and "\n      allow_errors: false\n" in text
+    options = plugin_config("mkdocs-jupyter")
+    assert options["execute"] is False and options["allow_errors"] is False, options
 
 
 # ------------------------------------------------------------------ the second configuration

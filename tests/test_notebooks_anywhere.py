@@ -36,12 +36,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 
 from bookcheck import notebook_gen as notebooks
 from bookcheck import notebooks as stored
 from bookcheck import wheel as snippets_wheel
 from bookcheck import worker
+from bookcheck.model import plugin_config
 
 ROOT = notebooks.ROOT
 READER_PACKAGES = ["torch", "numpy", "ipykernel", "nbclient"]
@@ -131,19 +131,9 @@ def uninstall(python, home):
 # ------------------------------------------------------------------ the built and served site
 
 
-class _TagsAsNone(yaml.SafeLoader):
-    """Reads mkdocs.yml, whose !ENV and !!python/name tags need mkdocs to resolve."""
-
-
-_TagsAsNone.add_multi_constructor("!", lambda loader, suffix, node: None)
-_TagsAsNone.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
 def jupyter_options():
     """The book's mkdocs-jupyter options (notebooks are not executed), without its cache."""
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_TagsAsNone)
-    [options] = [p["mkdocs-jupyter"] for p in config["plugins"] if isinstance(p, dict) and "mkdocs-jupyter" in p]
-    return {k: v for k, v in options.items() if v is not None} | {"execute": False, "cache": False}
+    return plugin_config("mkdocs-jupyter") | {"execute": False, "cache": False}
 
 
 def built_site(work: Path, stack: contextlib.ExitStack) -> tuple[str, Path]:

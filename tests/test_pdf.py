@@ -41,12 +41,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from bookcheck import DOCS, ROOT, pdf
+from bookcheck.model import Page, config, nav_entries
 from bookcheck.results import chromium, in_ci
 
 PDF = os.environ.get("BOOK_PDF")
 pytestmark = pytest.mark.skipif(not PDF, reason="the PDF is made and checked by `make pdf` (BOOK_PDF names it)")
 
-FENCE = re.compile(r"^([ \t]*)```mermaid\n(.*?)^\1```", re.M | re.S)
 # A diagram's label in its source: "quoted" inside a node's brackets, or the bare text of one.
 LABEL = re.compile(r'[\[({>]+"([^"]+)"[\])}]+|\[([^\]"\[]+)\]|\(\(([^)"(]+)\)\)')
 # What only a diagram left as source shows at the start of a line (every diagram has accTitle
@@ -66,28 +66,9 @@ def norm(text: str) -> str:
 
 
 def nav() -> list[tuple[str, str | None]]:
-    """(title, page source relative to docs/, or None for a part) of mkdocs.yml's nav, in order."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):  # mkdocs.yml holds !ENV and !!python tags
-        pass
-
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
-    out = []
-
-    def walk(items):
-        for item in items:
-            if isinstance(item, str):  # a page without a title in the nav: its own title
-                out.append((title(DOCS / item), item))
-                continue
-            for title_, value in item.items():
-                out.append((title_, None if isinstance(value, list) else value))
-                if isinstance(value, list):
-                    walk(value)
-
-    walk(config["nav"])
-    return out
+    """(title, page source relative to docs/, or None for a part) of mkdocs.yml's nav, in order
+    (a page without a title in the nav: its own title)."""
+    return [(title(DOCS / page) if name is None else name, page) for name, page, _ in nav_entries()]
 
 
 def pages() -> list[Path]:
@@ -108,8 +89,9 @@ def title(source: Path) -> str:
 def diagrams(source: Path) -> list[tuple[str, str, list[str]]]:
     """(where, caption in print, labels) of each diagram of a Markdown page."""
     out = []
-    for fence in FENCE.finditer(source.read_text(encoding="utf-8") if source.suffix == ".md" else ""):
-        body = fence.group(2)
+    fences = Page.parse(source).fences if source.suffix == ".md" else []
+    for fence in (f for f in fences if f.info.split()[:1] == ["mermaid"]):
+        body = fence.body
         name = re.search(r"^\s*accTitle\s*:\s*(.+)$", body, re.M)
         labels = [next(g for g in m.groups() if g) for m in LABEL.finditer(body)]
         # not a chart's data (a list of numbers), nor a label with markup or an escape
@@ -126,11 +108,15 @@ def answers(source: Path) -> list[tuple[str, str]]:
     if source.suffix != ".md":
         return []
     text = source.read_text(encoding="utf-8")
+    fence_lines = {f.start for f in Page.from_text(text, source).fences}
     out = []
     for m in FOLDED.finditer(text):
-        first = m.group(2).strip().splitlines()[0].strip()
-        first = re.sub(r"\]\([^)]*\)", "]", first)  # a link shows its text only
-        if len(norm(first)) < 20 or re.search(r"[\\$<|]|^```|^!|^[-*+] |^\d+\. ", first):
+        body = m.group(2).splitlines()
+        k = next(k for k, line in enumerate(body) if line.strip())
+        if text[: m.start(2)].count("\n") + k in fence_lines:  # the body opens with code
+            continue
+        first = re.sub(r"\]\([^)]*\)", "]", body[k].strip())  # a link shows its text only
+        if len(norm(first)) < 20 or re.search(r"[\\$<|]|^!|^[-*+] |^\d+\. ", first):
             continue
         line = text[: m.start()].count("\n") + 1
         out.append((f"{source.relative_to(DOCS)}:{line}", first))
@@ -252,8 +238,7 @@ def test_every_folded_answer_is_open(texts):
 
 def site_address() -> str:
     """The site's address, as mkdocs.yml reads it (SITE_URL, else the local one of make serve)."""
-    default = re.search(r'^site_url: !ENV \[SITE_URL, "([^"]+)"\]', (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)
-    return os.environ.get("SITE_URL") or default.group(1)
+    return config()["site_url"]
 
 
 def test_links_work_from_the_pdf(book_pdf):
