@@ -14,6 +14,9 @@ import sys
 def _opts():
     import torch
 
+    # torch has a setter for its print options (torch.set_printoptions) and no public getter:
+    # they are read from the object the setter writes (tests/test_bookcheck.py fails, naming
+    # it, when torch no longer has it).
     o = torch._tensor_str.PRINT_OPTS
     return (o.precision, o.threshold, o.edgeitems, o.linewidth, o.sci_mode)
 
@@ -66,15 +69,15 @@ def _writers():
         # inference mode is a thread-local guard: a block that entered it without leaving
         # is left by entering the opposite mode's guard for good (torch has no setter).
         if torch.is_inference_mode_enabled() != base["inference mode"]:
-            torch._C._set_inference_mode_enabled(base["inference mode"]) if hasattr(
-                torch._C, "_set_inference_mode_enabled") else _leave_inference(base["inference mode"])
+            _leave_inference(base["inference mode"])
 
     def autocast(base):
         if torch.is_autocast_enabled("cpu") != base["autocast (cpu)"]:
             torch.set_autocast_enabled("cpu", base["autocast (cpu)"])
 
     return {
-        "grad mode (torch.is_grad_enabled())": lambda b: torch._C._set_grad_enabled(b["grad mode (torch.is_grad_enabled())"]),
+        # called, torch.set_grad_enabled sets the mode (its use as a context manager restores it)
+        "grad mode (torch.is_grad_enabled())": lambda b: torch.set_grad_enabled(b["grad mode (torch.is_grad_enabled())"]),
         "inference mode": inference,
         "anomaly mode": anomaly,
         "anomaly check_nan": anomaly,
@@ -96,7 +99,7 @@ _KEPT = []  # inference-mode guards entered to undo a block's leaked one
 def _leave_inference(enabled):
     import torch
 
-    guard = torch._C._InferenceMode(enabled)
+    guard = torch.inference_mode(enabled)
     guard.__enter__()
     _KEPT.append(guard)
 
@@ -123,9 +126,8 @@ def reset_torch_state(seed: int) -> None:
             done.add(write)
     # torch.compile's caches: a graph compiled by an earlier block is not reused, and its
     # entries do not count toward the recompile limit of a later block's function.
-    dynamo = sys.modules.get("torch._dynamo")
-    if dynamo is not None:
-        dynamo.reset()
+    if "torch._dynamo" in sys.modules:  # imported by torch.compile; not imported here otherwise
+        torch.compiler.reset()
     random.seed(seed)
     numpy.random.seed(seed)
     torch.manual_seed(seed)

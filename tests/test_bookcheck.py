@@ -93,6 +93,8 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
     "keep = torch.inference_mode(); keep.__enter__()",
     "torch.set_autocast_enabled('cpu', True)",
     "torch.set_default_dtype(torch.float64)",
+    "torch.set_grad_enabled(False)",
+    "torch.set_printoptions(precision=2, sci_mode=True)",
 ])
 def test_every_checked_state_is_also_reset(tmp_path, leak):
     import torch
@@ -115,6 +117,23 @@ def test_every_checked_state_is_also_reset(tmp_path, leak):
     check_block(blocks, blocks[1])
     assert state.state_leaks() == []
     assert not torch.is_inference_mode_enabled() and not torch.is_autocast_enabled("cpu")
+
+
+def test_the_print_options_are_read_where_torch_set_printoptions_writes_them():
+    """torch has no public getter of its print options: bookcheck.state reads the private
+    object torch.set_printoptions writes. This fails, naming it, when that object is gone."""
+    import torch
+
+    opts = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    assert opts is not None, "torch._tensor_str.PRINT_OPTS is gone: bookcheck.state._opts needs another way to read the print options"
+    before = state._opts()
+    try:
+        torch.set_printoptions(precision=2, threshold=7, edgeitems=1, linewidth=40, sci_mode=True)
+        assert state._opts() == (2, 7, 1, 40, True)
+    finally:
+        torch.set_printoptions(profile="default")
+        torch.set_printoptions(sci_mode=before[4])
+    assert state._opts() == before
 
 
 def test_a_graph_compiled_by_one_chain_is_gone_for_the_next(tmp_path):

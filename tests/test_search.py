@@ -1,15 +1,15 @@
 """The site's search box and error messages: a message pasted as a reader's terminal printed it
 (tests/fixtures/error_pastes.toml, the cases of tests/test_explain.py) lists its own heading on
 the page of errors first (or a section that shows the error); a GPU error lists its named
-heading; a message the book does not show lists no heading of that page. The book's search
-worker rewrites such a query (docs/assets/js/search-query.js) with the rules and words
+heading; a message the book does not show lists no heading of that page. The site rewrites such
+a paste in the search box (docs/assets/js/search.js, search-query.js) with the rules and words
 bookcheck/indexes.py puts in the search index; it must read each message as
 `python -m snippets.explain` does.
 
 Without a browser: the stop words the queries avoid are Material's, the rules are written in
 the syntax Python and JavaScript share, and each heading's query selects it alone among the
 headings of the page. In the browser (the session's `browser` fixture, the built site): the
-worker's reading equals explain's, and what the search box lists.
+site's reading equals explain's, and what the search box lists.
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ import pastes
 import site_a11y
 import site_check
 from bookcheck import DOCS, indexes
+from bookcheck.model import plugin_config
 from snippets import explain
 
 PAGES = sorted(DOCS.rglob("*.md"))
 ENTRIES = explain._entries()
 CASES = pastes.cases()
 
-# Pieces of messages a reader types (not pastes) into the search box: a heading of an error that
-# holds it, or a section that shows that error, comes first.
+# Pieces of messages a reader copies (not a whole line) into the search box: a heading of an
+# error that holds it, or a section that shows that error, comes first.
 TYPED = (
     "modified by an inplace operation",
     "Trying to backward through the graph a second time",
@@ -49,8 +50,7 @@ TYPED = (
 
 
 def separator() -> str:
-    return re.search(r"^\s*separator:\s*'(.*)'\s*$", (site_check.ROOT / "mkdocs.yml").read_text(encoding="utf-8"),
-                     re.M).group(1).replace("''", "'")
+    return plugin_config("search")["separator"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,11 +126,11 @@ def served(built):
 
 def _rows(built) -> set:
     """The addresses of the headings of the page of errors (each error's, the named ones)."""
-    full = json.loads((built / "search" / "search_docs.json").read_text(encoding="utf-8"))
+    full = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
     return {e["address"] for e in full["book_errors"]["entries"]}
 
 
-def test_the_search_worker_reads_a_message_as_explain_does(served, browser):
+def test_the_site_reads_a_message_as_explain_does(served, browser):
     """search-query.js, run on each message as the search box holds it (on one line), ranks the
     entries as explain ranks the message as the terminal printed it."""
 
@@ -138,29 +138,28 @@ def test_the_search_worker_reads_a_message_as_explain_does(served, browser):
         context = b.new_context()
         page = context.new_page()
         page.goto(served + "reference/errors/", wait_until="load")
-        page.add_script_tag(url=served + "assets/js/search-query.js")
         found = page.evaluate("""async (texts) => {
-            const data = (await (await fetch("../../search/search_docs.json")).json()).book_errors;
+            const data = (await (await fetch("../../search/search_index.json")).json()).book_errors;
             return texts.map(t => self.bookSearchQuery.rank(t, data, false).entries.map(e => e.entry.address)); }""",
                               [" ".join(c.paste.split()) for c in CASES])
         context.close()
         return found
 
-    by_worker = browser.run(run)
+    by_site = browser.run(run)
     differ = {}
-    for case, addresses in zip(CASES, by_worker):
+    for case, addresses in zip(CASES, by_site):
         by_explain = [e["address"] for e in explain.explain(case.paste)]
         if addresses[:1] != by_explain[:1]:
             differ[case.id] = (addresses[:2], by_explain[:2])
     assert differ == {}
 
 
-def _search(served, browser, queries):
+def _search(served, browser, queries, paste=False):
     def run(b):
         context = b.new_context(viewport={"width": 1440, "height": 900})
         page = context.new_page()
         page.goto(served + "part1/hand-trace/", wait_until="load")
-        hits = {q: site_a11y.search_hits(page, q) for q in queries}
+        hits = {q: site_a11y.search_hits(page, q, paste=paste) for q in queries}
         context.close()
         return hits
 
@@ -174,7 +173,7 @@ def _top(groups):
 
 def test_a_pasted_message_lists_its_own_heading_first(served, browser, built):
     rows = _rows(built)
-    hits = _search(served, browser, [c.paste for c in CASES])
+    hits = _search(served, browser, [c.paste for c in CASES], paste=True)
     outcomes, wrong = Counter(), {}
     for case in CASES:
         groups = hits[case.paste]
@@ -188,8 +187,8 @@ def test_a_pasted_message_lists_its_own_heading_first(served, browser, built):
     assert sum(n for (expect, _), n in outcomes.items() if expect == "absent") >= 8
 
 
-def test_a_piece_of_a_message_typed_lists_its_error_first(served, browser):
-    hits = _search(served, browser, TYPED)
+def test_a_piece_of_a_message_pasted_lists_its_error_first(served, browser):
+    hits = _search(served, browser, TYPED, paste=True)
     wrong = {}
     for fragment, groups in hits.items():
         holders = [e for e in ENTRIES if e["kind"] != "named" and any(fragment in m for m in e["messages"])]
@@ -200,6 +199,26 @@ def test_a_piece_of_a_message_typed_lists_its_error_first(served, browser):
     assert wrong == {}
 
 
+def test_typed_text_stays_as_typed(served, browser):
+    """Only a paste is rewritten (assets/js/search.js): a piece of a message typed stays in the
+    box as typed, and Material lists results for it."""
+
+    def run(b):
+        context = b.new_context(viewport={"width": 1440, "height": 900})
+        page = context.new_page()
+        page.goto(served + "part1/hand-trace/", wait_until="load")
+        box = page.locator("input[data-md-component='search-query']")
+        found = {}
+        for typed in TYPED[:2]:
+            hits = site_a11y.search_hits(page, typed)
+            found[typed] = (box.input_value(), box.get_attribute("data-book-pasted"), bool(hits))
+        context.close()
+        return found
+
+    for typed, (value, pasted, listed) in browser.run(run).items():
+        assert (value, pasted, listed) == (typed, None, True), typed
+
+
 def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser):
     """Words that name no error reach Material's search as typed; from six words on, without
     the headings of the page of errors."""
@@ -208,9 +227,8 @@ def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser):
         context = b.new_context()
         page = context.new_page()
         page.goto(served + "reference/errors/", wait_until="load")
-        page.add_script_tag(url=served + "assets/js/search-query.js")
         out = page.evaluate("""async (queries) => {
-            const data = (await (await fetch("../../search/search_docs.json")).json()).book_errors;
+            const data = (await (await fetch("../../search/search_index.json")).json()).book_errors;
             return queries.map(q => self.bookSearchQuery.transform(q, data)); }""",
                             ["register_hook", "saved for backward", "retain_graph=True",
                              "how do I get the Jacobian of a function with torch",

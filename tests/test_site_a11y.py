@@ -18,6 +18,7 @@ import pytest
 
 import site_a11y
 import site_check
+from bookcheck.model import config, plugin_config
 from bookcheck.page import parse_page
 
 ROOT = site_check.ROOT
@@ -52,10 +53,6 @@ API_PAGES = {
 }
 
 
-def config_text() -> str:
-    return (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-
-
 # --------------------------------------------------------------------------------------------
 # Without a browser
 # --------------------------------------------------------------------------------------------
@@ -77,9 +74,8 @@ def test_every_diagram_has_an_accessible_title_and_description():
 
 
 def test_search_separator_keeps_api_names_whole():
-    found = re.search(r"^\s*separator:\s*'(.*)'\s*$", config_text(), re.M)
-    assert found, "plugins.search.separator is not set in mkdocs.yml"
-    separator = found.group(1).replace("''", "'")
+    separator = plugin_config("search").get("separator")
+    assert separator, "plugins.search.separator is not set in mkdocs.yml"
     words = [w for w in re.split(separator, "a.register_hook(h); torch.autograd.set_detect_anomaly(True) "
                                             "clip_grad_norm_(p, 1.0) x.retain_grad() torch 2.13.0") if w]
     for name in ("register_hook", "set_detect_anomaly", "clip_grad_norm_", "retain_grad", "2.13.0"):
@@ -89,7 +85,8 @@ def test_search_separator_keeps_api_names_whole():
 
 
 def test_site_url_defaults_to_the_local_address_and_is_published_from_one_place():
-    text = config_text()
+    # The text, not the value: the value depends on SITE_URL; the text holds the !ENV default.
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     assert re.search(r'^site_url: !ENV \[SITE_URL, "http://127\.0\.0\.1:8000/"\]$', text, re.M), text[:600]
     workflow = (ROOT / ".github" / "workflows" / "publish.yml").read_text(encoding="utf-8")
     assert len(re.findall(r"^\s*SITE_URL:", workflow, re.M)) == 1
@@ -132,34 +129,34 @@ def test_sitemap_lists_every_page_and_instant_navigation_is_on(built):
     assert '"navigation.instant"' in config
 
 
-def test_search_index_is_split_and_every_page_names_materials_worker(built):
-    """search_index.json, which Material fetches on every page, holds the index's config only;
-    search_docs.json holds the whole index; each page's config starts the book's search worker,
-    which names Material's (an existing file) from the site's root (overrides/main.html)."""
-    config_only = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
-    full = json.loads((built / "search" / "search_docs.json").read_text(encoding="utf-8"))
-    assert config_only == {"config": full["config"], "docs": []}
+def test_materials_search_files_are_within_their_budget(built):
+    """Material's search index (every page's text, and the page of errors' data for a pasted
+    message, "book_errors") and its worker, the same two files for every page: within
+    site_a11y.SEARCH_BUDGET (gzip, as served), the one place they are counted. Every page's
+    config names Material's own worker, an existing file."""
+    import gzip
+
+    index = built / "search" / "search_index.json"
+    full = json.loads(index.read_text(encoding="utf-8"))
     assert len(full["docs"]) >= 100 and any(d["location"] == "part6/hooks/" for d in full["docs"])
+    assert full["book_errors"]["entries"], "no error data in the index (overrides/hooks.py)"
+    workers = sorted((built / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert len(workers) == 1, workers
     for rel in site_check.site_pages(built):
         html = (built / rel).read_text(encoding="utf-8")
         config = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)</script>', html, re.S).group(1))
-        worker, _, query = config["search"].partition("?worker=")
-        assert worker.endswith("assets/js/search-worker.js"), (rel, config["search"])
-        assert (built / query).is_file() and "/workers/search." in "/" + query, (rel, query)
+        assert config["search"].split("/")[-1] == workers[0].name, (rel, config["search"])
+    assert all(site_a11y.SEARCH_FILES.search("/" + f.relative_to(built).as_posix()) for f in (index, workers[0]))
+    size = sum(len(gzip.compress(f.read_bytes(), 6)) for f in (index, workers[0]))
+    assert size <= site_a11y.SEARCH_BUDGET, f"{size // 1024} KB (gzip) of search files, over {site_a11y.SEARCH_BUDGET // 1024} KB"
 
 
 def test_every_nav_section_has_an_index_page_listing_its_pages(built):
     """Material's navigation.indexes: each section of the nav opens with an index.md, so /paths/
     and /part1/ are pages; an index page holding <!-- section-pages --> links every other page
     of its section."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):  # mkdocs.yml's !ENV and !!python tags: not needed here
-        pass
-
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
-    nav = yaml.load(config_text(), Loader=Loader)["nav"]
-    assert "- navigation.indexes" in config_text()
+    nav = config()["nav"]
+    assert "navigation.indexes" in config()["theme"]["features"]
     sections = {title: [next(iter(e.values())) if isinstance(e, dict) else e for e in value]
                 for item in nav if isinstance(item, dict) for title, value in item.items() if isinstance(value, list)}
     assert len(sections) >= 9, sorted(sections)
@@ -377,10 +374,9 @@ def search_all(served, browser, queries, scroll=False):
     return browser.run(search)
 
 
-def test_search_loads_its_index_when_the_reader_opens_it(served, browser):
-    """On a phone: a page loads the search index's config only (search_index.json); the whole
-    index (search_docs.json) and Material's search worker load when the reader opens search, once
-    for the page and the pages reached from it by instant navigation."""
+def test_search_keeps_its_index_across_instant_navigation(served, browser):
+    """On a phone: Material loads its search index with the page (as documented); search finds
+    pages there and, after instant navigation, on the next page without loading it again."""
 
     def run(b):
         context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -391,18 +387,18 @@ def test_search_loads_its_index_when_the_reader_opens_it(served, browser):
         page.wait_for_load_state("networkidle")  # no request for 500 ms: the page has loaded
         before = list(fetched)
         first = site_a11y.search_results(page, "register_hook")
+        searched = list(fetched)
         page.evaluate("(t) => location$.next(new URL(t, location.href))", served + "part6/hooks/")
         page.wait_for_function("() => document.title.startsWith('Hooks')")  # the content is swapped in place
         again = site_a11y.search_results(page, "retain_grad")
         context.close()
-        return before, first, again, fetched
+        return before, first, searched, again, fetched
 
-    before, first, again, fetched = browser.run(run)
-    config_only, docs = served + "search/search_index.json", served + "search/search_docs.json"
-    assert config_only in before and docs not in before, before
-    assert not any("/assets/javascripts/workers/" in u for u in before), before
+    before, first, searched, again, fetched = browser.run(run)
+    index = served + "search/search_index.json"
+    assert index in before, before
     assert "part6/hooks/" in first and "part1/tracking/" in again, (first, again)
-    assert fetched.count(docs) == 1, fetched
+    assert fetched.count(index) == searched.count(index), fetched
 
 
 def test_search_finds_the_page_that_teaches_each_api_name(served, browser):

@@ -1,17 +1,16 @@
-// What the book's search does with a pasted error message. The book's search worker
-// (assets/js/search-worker.js) loads this file when the reader opens search, and passes each
-// query the page sends to Material's search worker (a QUERY message, Material's documented
-// search worker protocol) through `bookSearchQuery.transform` first.
+// What the book's search does with a pasted error message. assets/js/search.js passes the text
+// a reader pastes into Material's search box through `bookSearchQuery.transform`; the query it
+// returns replaces the pasted text in the box (Material searches what the box holds).
 //
-// A query that holds an error message, one line or a whole traceback, is read as
+// A paste that holds an error message, one line or a whole traceback, is read as
 // `python -m snippets.explain` reads it (snippets/explain.py): the last line that names an error,
 // torch's hint dropped, and shapes, numbers, dtypes, tensor types and names replaced by
 // placeholders; the rules and the words of every error come from the search index
 // (bookcheck/indexes.py search_data), so both read a message alike. When the message is an error
 // the page of errors lists, the query becomes the one that finds that error's heading and no
-// other: each word of its heading required in a title. An error message (a line that names an
-// error, or a traceback) that is no error the book lists finds nothing. Any other query is left
-// as the reader typed it; from six words on, without the headings of the page of errors.
+// other: each word of its heading required in a title (Material's query syntax). An error message
+// (a line that names an error, or a traceback) that is no error the book lists finds nothing.
+// Any other paste is left as pasted; from six words on, without the headings of the page of errors.
 (function (scope) {
   "use strict";
   // Required in a title, and no title holds it: no result.
