@@ -21,7 +21,7 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: venv serve serve-venv notebooks test-serve test test-torch torch-venvs test-page build pdf drift lighthouse zensical clean
+.PHONY: venv serve serve-venv notebooks test-serve test step-pages step-site step-notebooks step-serve test-torch torch-venvs test-page build pdf drift lighthouse zensical clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(BOOK_PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if v == (3, 11) else "make $(or $(MAKECMDGOALS),test) needs Python 3.11 (the pinned stack: torch 2.13.0 and the test tools); $(BOOK_PYTHON) is Python %d.%d. Install Python 3.11 and run: make $(or $(MAKECMDGOALS),test) PYTHON=/path/to/python3.11 (make serve runs on 3.10-3.13)" % v)'
@@ -59,11 +59,11 @@ serve-venv:
 serve: serve-venv
 	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
 
-# The notebooks: generated (bookcheck/notebook_gen.py), executed, their outputs stored in
+# The notebooks: generated (bookbuild/notebook_gen.py), executed, their outputs stored in
 # docs/notebooks/*.ipynb (tests/test_notebooks_anywhere.py and test_notebook_outputs.py fail
 # when they are not current).
 notebooks: $(STAMP)
-	$(BIN)/python -m bookcheck.notebook_gen
+	$(BIN)/python -m bookbuild.notebook_gen
 	$(BIN)/python -m bookcheck.notebooks
 
 build: $(STAMP)
@@ -71,32 +71,54 @@ build: $(STAMP)
 
 # The whole book as one PDF, site/autograd-book.pdf (the home page links it): the site built
 # strict, its print page (print_page/: every page in nav order) printed by the system chromium
-# (bookcheck/pdf.py), then checked (tests/test_pdf.py; --fresh: the PDF is not a project file,
+# (bookbuild/pdf.py), then checked (tests/test_pdf.py; --fresh: the PDF is not a project file,
 # so a reused pass would not have read it). CI runs it after `test`.
 PDF := site/autograd-book.pdf
 pdf: build
-	$(BIN)/python -m bookcheck.pdf site $(PDF)
-	BOOK_PDF=$(PDF) $(BIN)/python -m pytest -q --fresh tests/test_pdf.py
+	$(BIN)/python -m bookbuild.pdf site $(PDF)
+	BOOK_PDF=$(PDF) $(BIN)/python -m pytest -q --fresh --step pdf
 
+# The test steps (bookcheck.steps), side by side: each is a pytest process of its own
+# (`pytest --step NAME`) and mostly one core's work, so JOBS=2 keeps two cores busy. Each step's
+# output is printed whole when it ends; a failing step is named by make ("[Makefile:N: step-site]").
+# - step-pages: every page's blocks, diagrams and tables, and the tests of snippets/ and bookcheck/;
+# - step-site: the book built (make build, into site/), then opened in Debian chromium;
+# - step-notebooks: every notebook executed in fresh kernels, here and as a reader runs it;
+# - step-serve: `make serve` from a fresh clone on every Python 3.10-3.13 found (under CI=true,
+#   or with BOOK_SERVE=1; skipped with that reason otherwise).
 # Checks that passed before with identical inputs are not run again; FRESH=1 runs every check.
+# Plain `pytest` runs the same tests in one process, one step after another.
+# A step that has not ended after STEP_TIMEOUT seconds (about four times its time on two cores)
+# is stopped and fails, so a check that waits forever names its step instead of holding CI.
+STEPS := site pages notebooks serve
+JOBS  ?= 2
+STEP_TIMEOUT ?= 1200
+PYTEST_STEP = timeout -k 20 $(STEP_TIMEOUT) $(BIN)/python -m pytest --step $(@:step-%=%) $(if $(FRESH),--fresh)
 test: $(STAMP)
-	$(BIN)/python -m pytest $(if $(FRESH),--fresh)
+	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(addprefix step-,$(STEPS))
+
+step-pages step-notebooks step-serve: $(STAMP)
+	$(PYTEST_STEP)
+
+step-site: build
+	BOOK_SITE=site $(PYTEST_STEP)
 
 # `make serve` from a fresh clone on each Python 3.10-3.13 found (PATH or pyenv), each page kind
-# fetched over HTTP (tests/test_serve_anywhere.py; CI runs it within `make test`).
+# fetched over HTTP (tests/test_serve_anywhere.py; make test runs it under CI=true).
 test-serve: $(STAMP)
-	BOOK_SERVE=1 $(BIN)/python -m pytest -q -s tests/test_serve_anywhere.py
+	BOOK_SERVE=1 $(BIN)/python -m pytest -q -s --step serve
 
 # Every page's blocks on the other verified torch versions (mkdocs.yml, extra.torch_also), in
-# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it beside pdf.
-test-torch: $(STAMP)
-	$(BIN)/python -m bookcheck.versions test
+# a second venv under .cache/torch-VERSION/ (set up once, about 6 GB). CI runs it beside the
+# test steps and pdf.
+test-torch: torch-venvs $(STAMP)
+	$(BIN)/python -m tools.torch_venvs test
 
-# Only the set-up of those venvs (test-torch does it when they are missing or stale); it needs
-# Python 3.11 alone (bookcheck.versions reads the pins with the standard library), so CI runs it
-# from the start, niced, beside the set-up of .venv and then `make test`.
+# Only the set-up of those venvs (nothing when they are current), niced: mostly disk work. It needs
+# Python 3.11 alone (bookcheck.versions reads the pins with the standard library), so it runs
+# beside the set-up of .venv.
 torch-venvs:
-	$(BOOK_PYTHON) -m bookcheck.versions venv
+	nice -n 10 $(BOOK_PYTHON) -m tools.torch_venvs venv
 
 # Lighthouse (mobile, its default throttling) on the book's home page, reading paths, a section's
 # index, a notebook page and three long pages, against an anchor measured in the same run (tests/test_lighthouse.py):
@@ -105,7 +127,7 @@ torch-venvs:
 # the same page's built with Material alone, or, with MATERIAL_DOCS=<a checkout of mkdocs-material>,
 # at most the lowest of three of Material's own documentation pages'. Lighthouse is installed from
 # tools/lighthouse/package-lock.json into $(LIGHTHOUSE) (npm ci, again only when the lock changes);
-# node and Debian's chromium come from the system. Run it when nothing else runs.
+# node and Debian's chromium come from the system. Run it when nothing else runs (bash .ci/run runs it last).
 LIGHTHOUSE := .cache/lighthouse
 $(LIGHTHOUSE)/.installed: tools/lighthouse/package.json tools/lighthouse/package-lock.json
 	rm -rf $(LIGHTHOUSE) && mkdir -p $(LIGHTHOUSE)
@@ -114,7 +136,7 @@ $(LIGHTHOUSE)/.installed: tools/lighthouse/package.json tools/lighthouse/package
 	touch $@
 
 lighthouse: $(STAMP) $(LIGHTHOUSE)/.installed
-	BOOK_LIGHTHOUSE=1 MATERIAL_DOCS="$(MATERIAL_DOCS)" $(BIN)/python -m pytest -q -s tests/test_lighthouse.py
+	BOOK_LIGHTHOUSE=1 MATERIAL_DOCS="$(MATERIAL_DOCS)" $(BIN)/python -m pytest -q -s --step lighthouse
 
 # The book built with Zensical, Material's successor (`zensical build`, which reads mkdocs.yml),
 # into $(ZENSICAL)/book/site: it shows that the templates and assets use nothing but what
@@ -136,11 +158,11 @@ zensical: $(ZENSICAL)/venv/.installed
 
 # One page: its blocks, diagrams and tables, and the tests of the snippets it uses.
 test-page: $(STAMP)
-	@args="$$($(BIN)/python -m bookcheck.related $(PAGE))" && $(BIN)/python -m pytest -q $$args
+	@args="$$($(BIN)/python -m tools.related $(PAGE))" && $(BIN)/python -m pytest -q $$args
 
 # Which outputs and errors of the pages change on another torch: a report, not a test.
 drift: $(STAMP)
-	$(BIN)/python -m bookcheck.drift --torch $(TORCH)
+	$(BIN)/python -m tools.drift --torch $(TORCH)
 
 clean:
 	rm -rf site $(VENV) $(SERVE_VENV)

@@ -1,17 +1,27 @@
-"""The book's page model and checks: one top-level package that the build hooks (overrides/)
-and the tests (tests/) both import; it imports nothing from either, nor pytest.
+"""The book's verifier: the page model, its checks and the pytest plugin that makes them tests.
+The build hooks (overrides/), the build's products (bookbuild/) and the tests import it; it
+imports none of them.
 
-    markers   the one registry of markers (fence markers and table comments)
-    page      parsing a page into blocks, each with its kind computed once
-    guard     every fence accounted for
-    state     torch global state: read, reset, leaks
-    run       running blocks and cont chains (once per seed, outputs recorded)
-    diagrams  graph_of / diagram_from
-    tables    hand-trace tables
-    counts    how a page's fences are verified (the stamp and the test summary)
-    notebooks executing notebooks once per content key
-    update    rewriting expected outputs from what blocks print
-    claims    general sentences of the prose, and the block that shows each one
+    model       a page read once: fences, marked tables, headings with the site's anchors, sections
+    page        a page's code blocks (the model's), snippet expansion
+    markers     the registry: markers, table comments, and CHECKS (node kind -> check -> counter)
+    check       the one dispatcher over CHECKS for a page
+    guard       every fence accounted for
+    run         running blocks and cont chains (once per seed, outputs recorded), diagram probes
+    worker      the processes blocks run in (one per kind of CPU kernel)
+    state       torch global state: read, reset, leaks
+    diagrams    graph_of / diagram_from
+    tables, table_kinds   hand-trace tables and the other marked tables, checked against torch
+    headings    distinct anchors
+    counts      how a page's fences are verified (the stamp and the test summary)
+    update      rewriting expected outputs from what blocks print (--update-outputs)
+    claims      general sentences of the prose, and the block that shows each one
+    notebooks   executing notebooks once per content key, compared with their stored outputs
+    versions    the verified torch versions (read with the standard library)
+    results     reuse of passes, and the records of whole passing steps (the stamp's "verified")
+    steps       the steps of `make test` and which tests each runs
+    plugin      the pytest plugin: pages collected as tests, --step, reuse
+    site_check, site_a11y, round_trip, serving   the built site in a browser
 """
 
 from pathlib import Path

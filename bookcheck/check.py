@@ -10,19 +10,10 @@ how it is verified).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Callable
 
 from . import HarnessError, markers
+from .markers import PageCheck
 from .model import Page
-
-
-@dataclass
-class PageCheck:
-    name: str  # "guard", "line 12", "line 30 diagram", "line 40 backward table"
-    run: Callable[[], None]  # raises HarnessError on failure
-    skip: str | None = None  # the reason a reader sees, for a skipped block
-    line: int = 0  # where it sits in the page (1-based; 0: the whole page), for page order
 
 
 class PageContext:

@@ -9,7 +9,7 @@ from .versions import also, pinned, tab_label
 
 def page_check(context, page):
     """The registry's entry for a whole page (bookcheck.markers.CHECKS): its guard."""
-    from .check import PageCheck
+    from .markers import PageCheck
 
     return PageCheck("guard", lambda: _raise(guard(page)))
 

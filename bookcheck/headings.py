@@ -28,7 +28,7 @@ def duplicates(page) -> list[str]:
 
 def page_check(context, page):
     """The registry's entry for a page's headings (bookcheck.markers.CHECKS)."""
-    from .check import PageCheck
+    from .markers import PageCheck
 
     def run():
         problems = duplicates(page)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 RUN_SYNTAX = frozenset({"python", "sh", "bash"})
 DIAGRAM_SYNTAX = frozenset({"mermaid"})
@@ -78,12 +79,12 @@ TABLE_MARKERS = {
                     "bookcheck.table_kinds:compat_table", CHECKED),
         TableMarker("broadcast-table", "bookcheck.table_kinds (each shape pair with torch.broadcast_shapes)",
                     "bookcheck.table_kinds:broadcast_table", CHECKED),
-        TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookcheck.versions.differences here)",
-                    slot=True, generate="bookcheck.versions:differences_table"),
-        TableMarker("error-index", "overrides/hooks.py (writes the list of bookcheck.indexes.errors here)",
-                    slot=True, generate="bookcheck.indexes:error_index"),
-        TableMarker("api-index", "overrides/hooks.py (writes the table of bookcheck.apis.entries here)",
-                    slot=True, generate="bookcheck.apis:api_index"),
+        TableMarker("torch-differences", "overrides/hooks.py (writes the table of bookbuild.indexes.differences here)",
+                    slot=True, generate="bookbuild.indexes:differences_table"),
+        TableMarker("error-index", "overrides/hooks.py (writes the list of bookbuild.indexes.errors here)",
+                    slot=True, generate="bookbuild.indexes:error_index"),
+        TableMarker("api-index", "overrides/hooks.py (writes the table of bookbuild.apis.entries here)",
+                    slot=True, generate="bookbuild.apis:api_index"),
         TableMarker("section-pages", "overrides/site_hooks.py (writes the list of the nav section's pages here)",
                     slot=True),
     )
@@ -100,6 +101,16 @@ class Check:
     syntax: tuple  # a fence's info strings, a table's marker comment; () for any
     check: str  # "module:function"
     counter: str | None = None  # the stamp's counter of the nodes it checks (fences: bookcheck.counts)
+
+
+@dataclass
+class PageCheck:
+    """What a check function returns for one node: a named check of the page (the pytest plugin
+    makes each one a test item)."""
+    name: str  # "guard", "line 12", "line 30 diagram", "line 40 backward table"
+    run: Callable[[], None]  # raises HarnessError on failure
+    skip: str | None = None  # the reason a reader sees, for a skipped block
+    line: int = 0  # where it sits in the page (1-based; 0: the whole page), for page order
 
 
 CHECKS = (

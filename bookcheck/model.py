@@ -237,6 +237,57 @@ def _markdown():
     return markdown.Markdown(extensions=list(configs), extension_configs=configs)
 
 
+KINDS = ("run", "skipped", "diagram", "checked diagram", "version output", "unaccounted")
+
+
+@dataclass
+class Block:
+    path: Path
+    lineno: int
+    syntax: str
+    code: str  # as written in the page (snippet lines not expanded)
+    expected_output: str | None
+    marks: list = field(default_factory=list)  # markers.Mark
+    cont: bool = False
+    kind: str = ""  # one of KINDS, computed once by parse_page
+    # What the block prints on another verified torch version, where the page shows it
+    # (a "version output" fence after the output fence; bookcheck/versions.py).
+    outputs: dict = field(default_factory=dict)
+    fence: Fence | None = field(default=None, repr=False, compare=False)  # its node in the page model
+    output_fence: Fence | None = field(default=None, repr=False, compare=False)  # its output's node
+
+    def output_for(self, version: str) -> str | None:
+        """The output the page shows for ``version`` (the pinned output where it shows no other)."""
+        return self.outputs.get(version, self.expected_output)
+
+    @property
+    def where(self) -> str:
+        return f"{rel(self.path)}:{self.lineno}"
+
+    def mark(self, name):
+        found = [m for m in self.marks if m.name == name]
+        return found[0] if found else None
+
+    @property
+    def runnable(self) -> bool:
+        return self.syntax in markers.RUN_SYNTAX
+
+
+def kind_of(block: Block) -> str:
+    """The one classification of a fence (guard, collector, stamp and build use it)."""
+    if block.mark("skip") is not None:
+        return "skipped"
+    if block.mark("output_on") is not None and block.syntax not in markers.RUN_SYNTAX | markers.DIAGRAM_SYNTAX:
+        return "version output"
+    if block.syntax in markers.RUN_SYNTAX:
+        return "run"
+    if block.syntax in markers.DIAGRAM_SYNTAX:
+        if any(block.mark(m) for m in markers.DIAGRAM_MARKS):
+            return "checked diagram"
+        return "diagram"
+    return "unaccounted"
+
+
 class Page:
     """One page, read once: ``Page.parse(path)`` or ``Page.from_text(text, path)``."""
 
@@ -405,8 +456,6 @@ class Page:
         return self._blocks
 
     def _read_blocks(self):
-        from .page import Block, kind_of
-
         events = [(c[0], "comment", c) for c in self._comments] + [(f.start, "fence", f) for f in self.fences]
         pending: list[str] = []
         output_of = None

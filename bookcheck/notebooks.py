@@ -9,7 +9,7 @@ The site shows each notebook as committed: mkdocs-jupyter does not execute them
 (``make notebooks`` runs the generator first). ``differences(stored, executed)`` is what the
 tests check: the stored outputs against those of a fresh execution, execution counts, timings
 and memory addresses aside. Each notebook is executed once per test run: a generated one
-(bookcheck.notebook_gen) as a reader runs it, downloaded from the built site into a venv of its
+(bookbuild.notebook_gen) as a reader runs it, downloaded from the built site into a venv of its
 own (tests/test_notebooks_anywhere.py); any other with ``stale(path)``, which executes it here
 (tests/test_notebook_outputs.py). Tests of what a notebook prints read its stored outputs.
 
@@ -301,7 +301,7 @@ def second_configuration(path: Path) -> list[str]:
     import difflib
 
     from .run import RUNS, SECOND
-    from .worker import run_chain
+    from .run import run_chain
 
     blocks = cell_blocks(path)
     seed, kernels = RUNS[1]

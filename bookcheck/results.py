@@ -73,7 +73,7 @@ def project_files(root: Path = ROOT) -> list[str]:
 
 def chromium() -> str | None:
     """The browser every check of the site uses: Debian's `chromium` on the PATH (the one place
-    that looks for it; tests/site_check.py and the keys here use it)."""
+    that looks for it; bookcheck.site_check and the keys here use it)."""
     import shutil
 
     return shutil.which("chromium") or shutil.which("chromium-browser")
@@ -149,7 +149,7 @@ def save(passed: dict[str, str], ran: set[str]) -> None:
     tmp.replace(STORE)
 
 
-# The record of a whole passing run: what the page stamp may call verified.
+# The records of whole passing runs: what the page stamp may call verified.
 VERIFIED = STORE.with_name("verified.json")
 
 
@@ -158,25 +158,44 @@ def verified_path(torch_version: str) -> Path:
     return VERIFIED.with_name(f"verified-torch-{torch_version}.json")
 
 
-def record_verified(tree: str, facts: dict, path: Path | None = None) -> None:
-    """After a run of the whole suite (every test path, no selection) that passed: the tree it
-    verified (Keys.tree()) and what ran on it. ``path``: another record (verified_path)."""
-    path = Path(path or VERIFIED)
+def step_path(step: str, folder: Path | None = None) -> Path:
+    """The record of a whole passing run of one step (bookcheck.steps) on the pinned torch."""
+    return Path(folder or VERIFIED.parent) / f"verified-{step}.json"
+
+
+def record_verified(tree: str, facts: dict, path: Path) -> None:
+    """After a whole run that passed (a step's, or every page's on another torch): the tree it
+    verified (Keys.tree()) and what ran on it, in ``path`` (step_path, verified_path)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(dict(facts, tree=tree), indent=1, sort_keys=True), encoding="utf-8")
     tmp.replace(path)
 
 
-def forget_verified(path: Path | None = None) -> None:
-    Path(path or VERIFIED).unlink(missing_ok=True)
+def forget_verified(path: Path) -> None:
+    Path(path).unlink(missing_ok=True)
 
 
-def verified(root: Path = ROOT, path: Path | None = None) -> dict | None:
-    """The record of the last whole passing run, if it verified exactly this tree (every
-    project file as it is now); else None."""
+def _record(path: Path, tree: str) -> dict | None:
     try:
-        record = json.loads(Path(path or VERIFIED).read_text(encoding="utf-8"))
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return record if record.get("tree") == Keys(root).tree() else None
+    return record if isinstance(record, dict) and record.get("tree") == tree else None
+
+
+def verified(root: Path = ROOT, path: Path | None = None, folder: Path | None = None) -> dict | None:
+    """``path`` given: its record, if it verified exactly this tree (every project file as it
+    is now). Else the book's: every test step (bookcheck.steps.TEST_STEPS) has a record of a
+    whole passing run of this tree (in ``folder``, by default beside the results); their facts
+    combined (``checks`` summed), or None."""
+    tree = Keys(root).tree()
+    if path is not None:
+        return _record(path, tree)
+    from .steps import TEST_STEPS
+
+    records = [_record(step_path(step, folder), tree) for step in TEST_STEPS]
+    if any(r is None for r in records):
+        return None
+    return dict(records[0], checks=sum(r.get("checks", 0) for r in records), steps=list(TEST_STEPS))

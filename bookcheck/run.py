@@ -16,7 +16,7 @@ import traceback
 import warnings
 from dataclasses import dataclass
 
-from . import ROOT, HarnessError
+from . import ROOT, HarnessError, worker
 from .page import Block, expand_snippets
 from .state import reset_torch_state, state_leaks
 from .versions import running
@@ -129,7 +129,7 @@ def _run_shell(block, code):
 
 def compare_output(block: Block, shown: str) -> None:
     """``shown`` against the output the page shows for the torch running here (the same
-    message on every version: bookcheck.versions.test says how to show another version's)."""
+    message on every version: tools.torch_venvs.test says how to show another version's)."""
     expected = block.output_for(running())
     if expected is None:
         if shown:
@@ -225,6 +225,89 @@ SECOND = ("torch's plain CPU kernels and MKL's path for any x86-64 CPU "
           "(ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE)")
 
 
+# ---- diagrams checked against code: what their code generates, read in a chain's run
+
+def above_diagram(blocks: list[Block], diagram: Block, name: str) -> Block:
+    above = [b for b in blocks if b.syntax == "python" and b.lineno < diagram.lineno]
+    if not above:
+        raise HarnessError(f"{diagram.where}: {name} needs a python block above the diagram")
+    return above[-1]
+
+
+def _expected(diagram: Block, name: str, namespace: dict, above: Block) -> tuple[str, str]:
+    """(what the code generates, what it is) from the namespace right after ``above``."""
+    from snippets.autograd_graph import to_mermaid
+    import torch
+
+    mark = diagram.mark(name)
+    if name == "graph_of":
+        tensor = mark.args[0]
+        if tensor not in namespace:
+            raise HarnessError(f"{diagram.where}: the block at {above.where} defines no {tensor!r}")
+        leaves = {k: v for k, v in namespace.items() if isinstance(v, torch.Tensor) and v.is_leaf}
+        direction = diagram.code.split()[1] if len(diagram.code.split()) > 1 else "LR"
+        return to_mermaid(namespace[tensor], leaves, direction=direction), f"the graph autograd recorded for {tensor!r}"
+    try:
+        want = str(eval(mark.args[0], namespace))  # noqa: S307 - the page's own expression
+    except Exception as exc:  # noqa: BLE001
+        raise HarnessError(f"{diagram.where}: diagram_from({mark.args[0]!r}) failed: {exc}") from None
+    return want, f"what {mark.args[0]} generates"
+
+
+def diagram_probes(blocks: list[Block]) -> tuple[dict, dict]:
+    """Probes for a chain's first-seed run (run_chain_text): {id of the block above a checked
+    diagram: fn(namespace)}, and the record they fill, {diagram id: (want, what) or
+    HarnessError}. The diagram is then checked against that run, which also checks the blocks."""
+    record: dict = {}
+    probes: dict = {}
+    for d in blocks:
+        if d.kind != "checked diagram":
+            continue
+        name = "graph_of" if d.mark("graph_of") is not None else "diagram_from"
+        try:
+            above = above_diagram(blocks, d, name)
+        except HarnessError:
+            continue  # reported by check_diagram
+
+        def probe(namespace, d=d, name=name, above=above, previous=probes.get(id(above))):
+            if previous is not None:
+                previous(namespace)
+            try:
+                record[id(d)] = _expected(d, name, namespace, above)
+            except HarnessError as exc:
+                record[id(d)] = exc
+            except Exception as exc:  # noqa: BLE001 - reported by the diagram's check, not the chain's
+                record[id(d)] = HarnessError(f"{d.where}: generating the diagram failed: {type(exc).__name__}: {exc}")
+
+        probes[id(above)] = probe
+    return probes, record
+
+
+def run_chain_text(blocks: list, chain: list[int], seed: int, probe: bool):
+    """Run ``blocks[i] for i in chain`` (run_recorded) where it is called (a worker process,
+    bookcheck.worker); return each block's (shown, error) in chain order, and {index of a
+    checked diagram: (want, what) or an error message} when ``probe`` (the first seed's run of
+    the chain, bookcheck.diagrams)."""
+    probes, record = diagram_probes(blocks) if probe else ({}, {})
+    results = run_recorded([blocks[i] for i in chain], seed, probes)
+    outcomes = [(results[id(blocks[i])].shown, results[id(blocks[i])].error) for i in chain]
+    index = {id(b): i for i, b in enumerate(blocks)}
+    found = {index[d]: (str(v) if isinstance(v, HarnessError) else v) for d, v in record.items()}
+    return outcomes, found
+
+
+def run_chain(blocks: list, chain: list[int], seed: int, probe: bool, kernels: str):
+    """``run_chain_text`` in the worker of ``kernels`` (bookcheck.worker). Chains run one at a
+    time, so a worker that dies was killed by the chain it ran: every block of that chain fails,
+    saying so, and the next chain gets a new worker."""
+    try:
+        return worker.call(kernels, run_chain_text, blocks, chain, seed, probe)
+    except worker.WorkerDied as exc:
+        error = (f"the worker process running this chain (from {blocks[chain[0]].where}) died: {exc} "
+                 "A block crashed the interpreter (e.g. in C code, or called os._exit).")
+        return [("", f"{blocks[i].where}: {error}") for i in chain], {}
+
+
 class PageRuns:
     """The runs of one page's chains, each chain once per (seed, kernels) of RUNS, in worker
     processes (bookcheck.worker), asked for as the page's checks need them. The first seed's
@@ -240,14 +323,12 @@ class PageRuns:
     def outcome(self, block: Block, seed: int, kernels: str | None = None) -> Outcome:
         """``block``'s outcome in the run of its chain under ``seed`` on ``kernels`` (default:
         the kernels RUNS gives that seed)."""
-        from . import worker
-
         kernels = kernels or dict(RUNS)[seed]
         key = (id(block), seed, kernels)
         if key not in self._done:
             chain = [self._index[id(b)] for b in longest_chain(self.blocks, block)]
             probe = seed == SEEDS[0] and kernels == "machine"
-            outcomes, found = worker.run_chain(self.blocks, chain, seed, probe, kernels)
+            outcomes, found = run_chain(self.blocks, chain, seed, probe, kernels)
             for i, (shown, error) in zip(chain, outcomes):
                 self._done[(id(self.blocks[i]), seed, kernels)] = Outcome(shown, error)
             self.diagrams.update(found)
@@ -298,7 +379,7 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
 def page_check(context, block):
     """The registry's entry for a python, sh or bash fence (bookcheck.markers.CHECKS): the whole
     check of the block, or a skip with its reason."""
-    from .check import PageCheck
+    from .markers import PageCheck
 
     skip = f"{block.where}: {block.mark('skip').reason}" if block.kind == "skipped" else None
     return PageCheck(f"line {block.lineno}", lambda: check_block(context.blocks, block, context.runs, context.update),

@@ -1,5 +1,9 @@
 """The one loopback server of the book's tooling and checks: ``serve`` a built site on
-127.0.0.1 as a static host does (tests/site_check.py, the site checks; bookcheck.pdf, make pdf)."""
+127.0.0.1 as a static host does (bookcheck.site_check, the site checks; bookbuild.pdf, make pdf).
+
+The server is a process of its own (``python -m bookcheck.serving DIRECTORY [PREFIX]``, which
+prints its base URL and serves until it is ended), so the process that checks the site runs no
+server thread."""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ import functools
 import gzip
 import http.server
 import io
-import threading
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
@@ -18,7 +24,24 @@ COMPRESSIBLE = {".html", ".js", ".mjs", ".css", ".json", ".svg", ".xml", ".txt",
 def serve(directory: Path, prefix: str = "/"):
     """Serve ``directory`` under ``prefix`` on 127.0.0.1 (a free port) as a host such as GitHub
     Pages does: gzip when the browser asks, the site's 404.html for a missing file; yield the
-    base URL. The one loopback server of the site checks."""
+    base URL. The server runs in a process of its own, ended when the block ends."""
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, "-m", "bookcheck.serving", str(directory), prefix],
+                            stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        base = proc.stdout.readline().strip()
+        if not base.startswith("http://127.0.0.1:"):
+            raise RuntimeError(f"the server of {directory} did not start (exit {proc.wait()})")
+        yield base
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+
+
+def _server(directory: Path, prefix: str = "/"):
+    """The HTTP server ``serve`` runs (not started)."""
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -69,11 +92,11 @@ def serve(directory: Path, prefix: str = "/"):
         return cache[key]
 
     handler = functools.partial(Handler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+
+
+if __name__ == "__main__":
+    directory, prefix = Path(sys.argv[1]), (sys.argv[2] if len(sys.argv) > 2 else "/")
+    server = _server(directory, prefix)
+    print(f"http://127.0.0.1:{server.server_address[1]}{prefix}", flush=True)
+    server.serve_forever()

@@ -30,7 +30,7 @@ def _tables(text, comment):
 
 
 def _page_check(context, table, run):
-    from .check import PageCheck
+    from .markers import PageCheck
 
     where = context.page.where(table.marker)
 

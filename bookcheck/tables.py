@@ -175,7 +175,7 @@ def table_checks(path):
 
 def check_forward(context, table):
     """The registry's entry for a ``<!-- hand-trace: forward -->`` table (bookcheck.markers)."""
-    from .check import PageCheck
+    from .markers import PageCheck
 
     t = _table(context.page.path, table)
     return PageCheck(f"line {t.lineno} forward table", functools.partial(forward_namespace, t), line=t.lineno)
@@ -184,7 +184,7 @@ def check_forward(context, table):
 def check_backward_table(context, table):
     """The registry's entry for a ``<!-- hand-trace: backward -->`` table: checked against the
     forward table above it."""
-    from .check import PageCheck
+    from .markers import PageCheck
 
     t = _table(context.page.path, table)
     above = [f for f in context.page.tables_of("hand-trace: forward") if f.marker < table.marker]

@@ -35,95 +35,21 @@ A chain that kills its worker (a crash in C code, ``os._exit``) fails, saying so
 chain gets a new worker. A block that itself checks a page (``bookcheck.check.check_page``, on
 the page about verification) runs that page's chains in its own process, in place.
 
-Work that a session starts early for tests that come later (the notebooks' executions, builds
-on other Pythons, set-ups of venvs) runs at a lower priority (``in_background``): on two
-cores it fills the time that the test running now leaves idle, instead of slowing that test.
-The block workers run at the test process's priority, and so does the site's build and browser
-pass (tests/site_check.py: a chain of jobs that the session's last tests wait for).
-
-Every process the test process starts with subprocess is given its environment (``env=``, a
-copy of os.environ): ``give_processes_their_environment``, below.
+A worker is a ``multiprocessing`` Process and a Pipe, driven from the test process's one thread:
+a chain is sent, its result received; no thread, pool or queue runs in the test process. Work
+that runs beside the page checks (the site's build and browser pass, the notebooks, other
+Pythons, the PDF, the second torch) is a step of its own, a process that make runs side by side
+(the Makefile's ``test`` target; bookcheck.steps), not work inside this session.
 """
 
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
-import subprocess
-import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 KERNELS = ("machine", "plain")
 _IN_WORKER: str | None = None  # in a worker: its kernels
-_POOLS: dict[str, ProcessPoolExecutor] = {}
-_LOCK = threading.Lock()
-
-
-BACKGROUND_NICE = 10
-
-
-def in_background(work, *args, name: str = "early"):
-    """Start ``work(*args)`` in a thread of its own at the background priority, and return its
-    Future (its result, or the exception it raised). On Linux a thread has a nice value of its
-    own and every process it starts inherits it; where a thread cannot have one, the work runs
-    at the usual priority. The thread is a daemon: a session that ends first does not wait."""
-    from concurrent.futures import Future
-
-    future = Future()
-
-    def run():
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
-        except (AttributeError, OSError):
-            pass
-        try:
-            future.set_result(work(*args))
-        except BaseException as exc:  # noqa: BLE001 - the Future's reader raises it
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name=name, daemon=True).start()
-    return future
-
-
-def environment() -> dict[str, str]:
-    """A copy of os.environ, whole although another thread may be changing it meanwhile."""
-    while True:
-        try:
-            return dict(os.environ)
-        except (KeyError, RuntimeError):  # a variable removed, or added, while it was copied
-            continue
-
-
-def give_processes_their_environment() -> None:
-    """From now on a process started with subprocess (Popen, run, asyncio's subprocesses) without
-    ``env=`` gets ``env=environment()``: its environment is handed to exec, not read by exec from
-    the C library's environment block.
-
-    The test process starts processes from threads (in_background, the browser's thread, the
-    notebooks' pools) while its main thread changes os.environ: pytest sets and removes
-    PYTEST_CURRENT_TEST at every phase of every test, and tests set variables. On Linux,
-    subprocess starts a process with vfork(), which shares the parent's memory until exec; a
-    process started without ``env=`` has exec read the block that another thread may just have
-    moved (a variable added can reallocate it), and exec fails with EFAULT: "OSError: [Errno 14]
-    Bad address", once in a CI run, where serve-anywhere started python3.13. With variables
-    added and removed in a loop by one thread, 2,889 of 3,000 such starts failed here, and none
-    of 3,000 given ``env=``. The pages plugin calls this when a session starts. The block workers
-    (multiprocessing's spawn, which has no ``env=``) are started by the tests' own thread, the
-    one that changes os.environ, so never during a change."""
-    init = subprocess.Popen.__init__
-    if getattr(init, "gives_environment", False):
-        return
-
-    @functools.wraps(init)
-    def __init__(self, args, *positional, **keywords):
-        if len(positional) < 10 and keywords.get("env") is None:  # env is the 10th after args
-            keywords["env"] = environment()
-        init(self, args, *positional, **keywords)
-
-    __init__.gives_environment = True
-    subprocess.Popen.__init__ = __init__
+_WORKERS: dict = {}  # kernels -> (Process, Connection)
 
 
 # The second configuration's environment (read once by torch at its first dispatch, and by MKL
@@ -147,56 +73,77 @@ def _started(kernels: str, start_method: str) -> None:
         raise RuntimeError(f"ATEN_CPU_CAPABILITY=default did not reach torch: {torch.backends.cpu.get_cpu_capability()}")
 
 
-def _pool(kernels: str) -> ProcessPoolExecutor:
-    with _LOCK:
-        if kernels not in _POOLS:
-            _POOLS[kernels] = ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_started, initargs=(kernels, multiprocessing.get_start_method()))
-        return _POOLS[kernels]
+def _serve(connection, kernels: str, start_method: str) -> None:
+    """A worker's loop: run each call it receives, send back ("ok", result) or ("error", exc)."""
+    _started(kernels, start_method)
+    while True:
+        try:
+            fn, args = connection.recv()
+        except EOFError:  # the test process ended
+            return
+        try:
+            result = ("ok", fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the test process
+            result = ("error", exc)
+        try:
+            connection.send(result)
+        except Exception as exc:  # noqa: BLE001 - a result that does not pickle: say what it was
+            connection.send(("error", RuntimeError(f"the worker's result could not be sent back: "
+                                                   f"{type(exc).__name__}: {exc}")))
 
 
-def _drop(kernels: str, wait: bool = False) -> None:
-    with _LOCK:
-        pool = _POOLS.pop(kernels, None)
-    if pool is not None:
-        pool.shutdown(wait=wait, cancel_futures=True)
+def _worker(kernels: str):
+    if kernels not in _WORKERS:
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        process = context.Process(target=_serve, args=(theirs, kernels, multiprocessing.get_start_method()),
+                                  name=f"blocks-{kernels}")  # not a daemon: a block may start processes
+        process.start()
+        if not _WORKERS:
+            import atexit
+
+            atexit.register(stop)
+        theirs.close()
+        _WORKERS[kernels] = (process, ours)
+    return _WORKERS[kernels]
 
 
-def run_chain_text(blocks: list, chain: list[int], seed: int, probe: bool):
-    """Run ``blocks[i] for i in chain`` (bookcheck.run.run_recorded); return each block's
-    (shown, error) in chain order, and {index of a checked diagram: (want, what) or an error
-    message} when ``probe`` (the first seed's run of the chain, bookcheck.diagrams)."""
-    from . import HarnessError
-    from .diagrams import diagram_probes
-    from .run import run_recorded
-
-    probes, record = diagram_probes(blocks) if probe else ({}, {})
-    results = run_recorded([blocks[i] for i in chain], seed, probes)
-    outcomes = [(results[id(blocks[i])].shown, results[id(blocks[i])].error) for i in chain]
-    index = {id(b): i for i, b in enumerate(blocks)}
-    found = {index[d]: (str(v) if isinstance(v, HarnessError) else v) for d, v in record.items()}
-    return outcomes, found
+def _drop(kernels: str) -> None:
+    process, connection = _WORKERS.pop(kernels, (None, None))
+    if process is not None:
+        connection.close()
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
-def run_chain(blocks: list, chain: list[int], seed: int, probe: bool, kernels: str):
-    """``run_chain_text`` in the worker of ``kernels`` (in this process when it is itself a
-    worker). Chains run one at a time, so a worker that dies was killed by the chain it ran:
-    every block of that chain fails, saying so, and the next chain gets a new worker."""
+class WorkerDied(RuntimeError):
+    pass
+
+
+def call(kernels: str, fn, *args):
+    """``fn(*args)`` in the worker of ``kernels`` (here, when this process is itself a worker):
+    ``fn`` and its arguments are pickled, so ``fn`` is a module's function. Raises what ``fn``
+    raised, or WorkerDied if the worker ended (the next call starts a new one)."""
     if kernels not in KERNELS:
         raise ValueError(f"kernels={kernels!r}: pass one of {KERNELS}")
     if _IN_WORKER:
-        return run_chain_text(blocks, chain, seed, probe)
+        return fn(*args)
+    process, connection = _worker(kernels)
     try:
-        return _pool(kernels).submit(run_chain_text, blocks, chain, seed, probe).result()
-    except BrokenProcessPool as exc:
+        connection.send((fn, args))
+        status, value = connection.recv()
+    except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+        process.join(timeout=10)
         _drop(kernels)
-        error = (f"the worker process running this chain (from {blocks[chain[0]].where}) died: {exc} "
-                 "A block crashed the interpreter (e.g. in C code, or called os._exit).")
-        return [("", f"{blocks[i].where}: {error}") for i in chain], {}
+        raise WorkerDied(f"exit code {process.exitcode}") from exc
+    if status == "error":
+        raise value
+    return value
 
 
 def stop() -> None:
     """Stop the workers (the test session's end); the next chain starts new ones."""
-    for kernels in list(_POOLS):
-        _drop(kernels, wait=True)
+    for kernels in list(_WORKERS):
+        _drop(kernels)

@@ -9,9 +9,9 @@ ignored (``requires_grad_(False)``). A span the author already linked to the PyT
 as the first mention. The links are plain ``<a href>``: nothing is fetched. They point at the
 documentation of the torch version the book is verified on (not ``stable``, which moves).
 
-``API`` is the book's one table of where PyTorch documents each API, bookcheck/torch_docs.py
+``API`` is the book's one table of where PyTorch documents each API, bookbuild/torch_docs.py
 (read from PyTorch's documentation source for that version); the API index,
-docs/reference/apis.md, is built from the book's code with the same table (bookcheck/apis.py,
+docs/reference/apis.md, is built from the book's code with the same table (bookbuild/apis.py,
 written by overrides/hooks.py where the page holds ``<!-- api-index -->``).
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 if str(Path(__file__).resolve().parent.parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # bookcheck of this checkout
-from bookcheck import torch_docs  # noqa: E402
+from bookbuild import torch_docs  # noqa: E402
 
 BASE = torch_docs.BASE
 

@@ -15,7 +15,7 @@
    vendored KaTeX and makes no request off its own origin, so both are removed.
 3. Notebooks are shown as committed, with their stored outputs (mkdocs-jupyter's `execute: false`;
    bookcheck.notebooks writes them and the tests prove them current).
-4. The search index carries what the book's search worker needs to send a pasted error message
+4. The search index carries what the site's search box needs to send a pasted error message
    to its heading on the page of errors (below, _add_error_search).
 
 Serving needs no torch: nothing here, in overrides/site_hooks.py or overrides/api_docs.py, nor
@@ -43,7 +43,8 @@ CDN_SCRIPTS = [
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
 from bookcheck.markers import MARKER_LINE, TABLE_MARKERS, resolve  # noqa: E402
-from bookcheck import indexes, versions  # noqa: E402
+from bookbuild import indexes  # noqa: E402
+from bookcheck import versions  # noqa: E402
 
 # Pages built from the page model: the line of a generated slot's marker (bookcheck.markers,
 # TABLE_MARKERS with ``generate``) is replaced by what its function returns (Markdown), given the
@@ -111,17 +112,17 @@ def on_startup(command, dirty):
 
 
 # 3. The book's `snippets` wheel, and its address in the set-up cell of every notebook offered
-#    for download (bookcheck/notebook_gen.py writes the line `WHEEL = None  # ...`; the address is
+#    for download (bookbuild/notebook_gen.py writes the line `WHEEL = None  # ...`; the address is
 #    site_url, i.e. SITE_URL, + downloads/<wheel>). The wheel is made before the build's files are
 #    collected, when it is missing or was made from other sources than snippets/ holds now
-#    (bookcheck.wheel.ensure: `pip wheel`, a few seconds, then nothing until snippets/ changes),
+#    (bookbuild.wheel.ensure: `pip wheel`, a few seconds, then nothing until snippets/ changes),
 #    into docs/downloads/, which mkdocs copies like any file of docs/. So a plain `mkdocs build
 #    --strict` or `mkdocs serve` on a fresh clone works as `make build` and `make serve` do.
 #    A wheel that cannot be made (no pip or setuptools in the venv): a warning that says why.
 def on_pre_build(config):
     import logging
 
-    from bookcheck import wheel as snippets_wheel
+    from bookbuild import wheel as snippets_wheel
 
     downloads = Path(config.get("docs_dir") or ROOT / "docs") / "downloads"
     try:
@@ -135,7 +136,7 @@ def on_post_build(config):
     import json
     import logging
 
-    from bookcheck import wheel as snippets_wheel
+    from bookbuild import wheel as snippets_wheel
 
     site = Path(config["site_dir"])
     _add_error_search(config)
@@ -146,7 +147,7 @@ def on_post_build(config):
     if made is None:
         logging.getLogger("mkdocs.hooks.book").warning(
             "the wheel of the snippets package in %s is missing or not made from snippets/ as it is now; "
-            "run `python -m bookcheck.wheel` to see why it cannot be made", downloads)
+            "run `python -m bookbuild.wheel` to see why it cannot be made", downloads)
         return
     if not config["site_url"]:
         return  # no address to write: the notebooks' set-up cell then says how to install by hand
@@ -162,11 +163,10 @@ def on_post_build(config):
             path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-# 4. The data the book's search worker needs to send a pasted error message to its heading on the
-#    page of errors (bookcheck.indexes.search_data; docs/assets/js/search-query.js uses it), added
-#    to the search index as "book_errors". The search plugin has written the index before the
-#    hooks run; overrides/site_hooks.py then moves the whole index to search/search_docs.json,
-#    which the worker fetches when the reader opens search, and Material's worker never gets it.
+# 4. The data the site's search box needs to send a pasted error message to its heading on the
+#    page of errors (bookbuild.indexes.search_data; docs/assets/js/search.js and search-query.js
+#    use it), added to the search index as "book_errors", which Material's worker ignores. The
+#    search plugin has written the index before the hooks run.
 def _add_error_search(config):
     import json
 
@@ -182,10 +182,10 @@ def _add_error_search(config):
     index.write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
 
 
-# The drills as an Anki deck and a CSV in downloads/ (bookcheck/deck.py), built from the drill
+# The drills as an Anki deck and a CSV in downloads/ (bookbuild/deck.py), built from the drill
 #    pages alone, once per content of those pages, the files they include and the site's address.
 def _write_deck(config, downloads):
-    from bookcheck import deck
+    from bookbuild import deck
 
     docs = Path(config.get("docs_dir") or ROOT / "docs")
     for name, data in deck.files(docs, config.get("site_url") or "").items():

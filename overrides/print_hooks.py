@@ -1,5 +1,5 @@
 """Build hooks for the book on paper (mkdocs.yml `hooks:`, after overrides/site_hooks.py);
-the print stylesheet is docs/assets/css/print.css, the PDF is made by bookcheck/pdf.py.
+the print stylesheet is docs/assets/css/print.css, the PDF is made by bookbuild/pdf.py.
 
 1. Words meant for a screen are marked so that paper leaves them out: "(click to open)" in the
    title of a folded block (on paper every block is open) is wrapped in
@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # bookcheck of this checkout (the serve venv does not install it)
 
 from bookcheck import versions  # noqa: E402
-from bookcheck.pdf import print_page_file  # noqa: E402
+from bookbuild.pdf import print_page_file  # noqa: E402
 
 COVER = Path(__file__).with_name("print_cover.html")
 SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.S)

@@ -46,7 +46,7 @@ PAGE = [
      "on a page with diagrams mermaid2 re-serialises the page with BeautifulSoup, which sorts "
      "every tag's attributes; <link rel=\"canonical\" href> becomes <link href=\"http://...\" "
      "rel=\"canonical\"/>, the form of a stylesheet from another address "
-     "(tests/test_site_a11y.py checks every page). mermaid2 has no option to keep them",
+     "(the site step checks every page for it). mermaid2 has no option to keep them",
      canonical_link),
 ]
 

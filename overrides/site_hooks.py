@@ -194,7 +194,7 @@ def _print_page(config):
     root = str(Path(__file__).resolve().parent.parent)
     if root not in sys.path:
         sys.path.insert(0, root)  # bookcheck of this checkout (the serve venv does not install it)
-    from bookcheck.pdf import print_page_file
+    from bookbuild.pdf import print_page_file
 
     path = print_page_file(config)
     if path is not None:

@@ -37,7 +37,7 @@ MIN_FRAGMENT = 4  # words (a placeholder counts as one): a shorter piece of a me
 
 # Older wordings of messages the book shows, each with the torch versions that printed it (the
 # book's pages show what the pinned torch prints). The one list of them: the error index
-# (bookcheck/indexes.py) gives each to the entry whose message holds the fragment, and the
+# (bookbuild/indexes.py) gives each to the entry whose message holds the fragment, and the
 # site's page of errors lists them under that entry.
 #   (a fragment of the message as the book shows it, the older message, the torch versions)
 ALIASES = (

@@ -1,11 +1,12 @@
-"""Fixtures of the built book, shared by the site's tests (test_site.py, test_site_a11y.py,
-test_api_docs.py): the session's one build, one browser and one pass over every page."""
+"""Fixtures of the built book, shared by the site's tests (the site step, bookcheck.steps):
+the session's one build, one browser and one pass over every page, each made when a test first
+asks for it."""
 
 from __future__ import annotations
 
 import pytest
 
-import site_check
+from bookcheck import site_check
 from bookcheck import results
 
 IN_CI = results.in_ci()
@@ -20,13 +21,13 @@ def cannot_run(message: str):
 
 @pytest.fixture(scope="session")
 def browser():
-    """The session's one headless chromium (site_check.browser(): a Browser's methods, run in
-    the browser's thread; ``browser.run(fn, ...)`` calls fn(playwright_browser, ...))."""
+    """The session's one headless chromium (site_check.browser(); ``browser.run(fn, ...)`` calls
+    fn(playwright_browser, ...))."""
     if site_check.chromium() is None:
         cannot_run("Debian chromium is not installed, so the browser checks of the site cannot run. "
                    "Install it with `sudo apt-get install chromium` (bash .ci/run does).")
     try:
-        site_check.browser().start()
+        site_check.browser()
     except ImportError as exc:
         cannot_run(f"the browser client is missing ({exc}); run `make .venv/.installed`")
     except Exception as exc:  # noqa: BLE001 - the browser could not start: say why
@@ -35,17 +36,25 @@ def browser():
 
 
 @pytest.fixture(scope="session")
-def book():
-    """The book's `mkdocs build --strict`, started in the background when the session starts."""
-    return site_check.BACKGROUND.build("book")
+def book(tmp_path_factory):
+    """The book's `mkdocs build --strict`: the one `make build` made when BOOK_SITE names its
+    folder (make's step-site), else one of this session's (site_check.book_build)."""
+    import os
+    from pathlib import Path
+
+    if os.environ.get("BOOK_SITE"):
+        site = Path(os.environ["BOOK_SITE"]).resolve()
+        if not (site / "index.html").is_file():
+            pytest.fail(f"BOOK_SITE={site}: no built site there (make build makes it)")
+        return site_check.Build(0, f"built by make build into {site}", 0.0, site)
+    return site_check.book_build(tmp_path_factory.mktemp("book"))
 
 
 @pytest.fixture(scope="session")
 def site_pass(book, browser):
-    """The book's browser pass (in the background process, site_check.Background) and the
-    round trip."""
+    """The book's browser pass over every page and the round trip (site_check.site_pass)."""
     assert book.returncode == 0, book.log[-3000:]
-    return site_check.BACKGROUND.site_pass()
+    return site_check.site_pass(book.site)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
-"""Links to PyTorch's documentation: the API index built from the book's code (bookcheck/apis.py,
+"""Links to PyTorch's documentation: the API index built from the book's code (bookbuild/apis.py,
 docs/reference/apis.md), the one table of where PyTorch documents each API
-(bookcheck/torch_docs.py), and the first mention of an API on a page (overrides/api_docs.py)."""
+(bookbuild/torch_docs.py), and the first mention of an API on a page (overrides/api_docs.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from collections import Counter
 
 import pytest
 
-import site_check
-from bookcheck import DOCS, apis, torch_docs
+from bookcheck import site_check
+from bookcheck import DOCS
+from bookbuild import apis, torch_docs
 
 spec = importlib.util.spec_from_file_location("api_docs", site_check.ROOT / "overrides" / "api_docs.py")
 api_docs = importlib.util.module_from_spec(spec)
@@ -72,7 +73,7 @@ def test_an_api_is_taught_first_on_the_first_page_in_nav_order_whose_code_calls_
 
 def test_no_listed_api_is_absent_from_the_code_of_its_pages(index):
     found, unknown = index
-    assert unknown == [], f"run python -m bookcheck.apis: {unknown[:5]}"
+    assert unknown == [], f"run python -m bookbuild.apis: {unknown[:5]}"
     assert len(found) >= 300
     codes = {}
     for e in found:
@@ -160,7 +161,7 @@ def test_names_resolve_to_their_public_documented_name():
 
 def test_the_stored_resolutions_are_current():
     assert apis.NAMES_FILE.read_text(encoding="utf-8") == apis.names_text(apis.all_references()), (
-        "bookcheck/api_names.json is not current: run python -m bookcheck.apis")
+        "bookbuild/api_names.json is not current: run python -m bookbuild.apis")
 
 
 # -- the links: one table, each row in its form
@@ -169,7 +170,7 @@ def test_the_stored_resolutions_are_current():
 def test_every_listed_api_has_a_row_of_the_table(index):
     found, _ = index
     missing = [e.api for e in found if e.api not in torch_docs.DOCS]
-    assert missing == [], (f"{missing}: add their rows to bookcheck/torch_docs.py, read from PyTorch's "
+    assert missing == [], (f"{missing}: add their rows to bookbuild/torch_docs.py, read from PyTorch's "
                            f"documentation source (until then they link their module's page)")
 
 
@@ -295,10 +296,10 @@ def test_the_hook_links_from_the_one_table():
 
 
 @pytest.fixture(scope="module")
-def book():
-    built = site_check.BACKGROUND.build("book")
-    assert built.returncode == 0, built.log[-3000:]
-    return built.site
+def book(book):
+    """The built site's folder (conftest's book, the session's one build)."""
+    assert book.returncode == 0, book.log[-3000:]
+    return book.site
 
 
 def test_built_pages_link_the_first_mention_of_each_api(book):

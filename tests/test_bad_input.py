@@ -965,13 +965,13 @@ def test_accumulation_command_line_uses_k(capsys):
 
 @pytest.mark.filterwarnings("ignore:'snippets.exercises.hand_trace' found in sys.modules:RuntimeWarning")
 def test_command_lines_print_help_and_reject_unknown_arguments(capsys, tmp_path, monkeypatch):
-    from bookcheck.notebook_gen import main
+    from bookbuild.notebook_gen import main
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as caught:
         main(["--help"])
     assert caught.value.code == 0
-    assert capsys.readouterr().out.startswith("usage: python -m bookcheck.notebook_gen")
+    assert capsys.readouterr().out.startswith("usage: python -m bookbuild.notebook_gen")
     assert not any(tmp_path.iterdir())  # no folder named --help
     monkeypatch.setattr(sys, "argv", ["hand_trace.py", "--bogus"])  # the __main__ block passes sys.argv on
     with pytest.raises(SystemExit) as caught:
@@ -1131,27 +1131,27 @@ def test_workshop_check_run_as_a_program_points_to_the_command_line():
 
 
 # ----------------------------------------------------------------------------------------------
-# The notebook generator (bookcheck/notebook_gen.py, bookcheck/workshop_cells.py): book tooling,
+# The notebook generator (bookbuild/notebook_gen.py): book tooling,
 # not reader code, so not in the table of snippets' public names; its input checks all the same.
 
 
 def tool(module, name):
     def run(*args, **kwargs):
-        return getattr(importlib.import_module(f"bookcheck.{module}"), name)(*args, **kwargs)
+        return getattr(importlib.import_module(f"bookbuild.{module}"), name)(*args, **kwargs)
     return run
 
 
 TOOL_CASES = [
-        ("bookcheck.notebook_gen", "section", "type", lambda: tool("notebook_gen", "section")("hand_trace", 3), ValueError, "has no section 3"),
-        ("bookcheck.notebook_gen", "section", "shape", lambda: tool("notebook_gen", "section")("hand_trace", "nope"), ValueError, "has no section 'nope'"),
-        ("bookcheck.notebook_gen", "build", "type", lambda: tool("notebook_gen", "build")(3), ValueError, "unknown notebook 3; known:"),
-        ("bookcheck.notebook_gen", "text", "type", lambda: tool("notebook_gen", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
-        ("bookcheck.notebook_gen", "main", "type", lambda: tool("notebook_gen", "main")(["--help-me"]), SystemExit, "2"),
-        ("bookcheck.notebook_gen", "main", "shape", lambda: tool("notebook_gen", "main")(["a", "b"]), SystemExit, "2"),
-        ("bookcheck.workshop_cells", "cells", "type", lambda: tool("workshop_cells", "cells")(importlib.import_module("snippets.workshop.linear")), TypeError, "name must be a task name"),
-        ("bookcheck.workshop_cells", "cells", "shape", lambda: tool("workshop_cells", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
-        ("bookcheck.notebook_gen", "workshop", "type", lambda: tool("notebook_gen", "workshop")(None), TypeError, "name must be a task name"),
-        ("bookcheck.notebook_gen", "workshop", "shape", lambda: tool("notebook_gen", "workshop")("Linear"), KeyError, "unknown task 'Linear'"),
+        ("bookbuild.notebook_gen", "section", "type", lambda: tool("notebook_gen", "section")("hand_trace", 3), ValueError, "has no section 3"),
+        ("bookbuild.notebook_gen", "section", "shape", lambda: tool("notebook_gen", "section")("hand_trace", "nope"), ValueError, "has no section 'nope'"),
+        ("bookbuild.notebook_gen", "build", "type", lambda: tool("notebook_gen", "build")(3), ValueError, "unknown notebook 3; known:"),
+        ("bookbuild.notebook_gen", "text", "type", lambda: tool("notebook_gen", "text")("hand_trace"), ValueError, "unknown notebook 'hand_trace'; known:"),
+        ("bookbuild.notebook_gen", "main", "type", lambda: tool("notebook_gen", "main")(["--help-me"]), SystemExit, "2"),
+        ("bookbuild.notebook_gen", "main", "shape", lambda: tool("notebook_gen", "main")(["a", "b"]), SystemExit, "2"),
+        ("bookbuild.notebook_gen", "cells", "type", lambda: tool("notebook_gen", "cells")(importlib.import_module("snippets.workshop.linear")), TypeError, "name must be a task name"),
+        ("bookbuild.notebook_gen", "cells", "shape", lambda: tool("notebook_gen", "cells")("w-linear"), KeyError, "unknown task 'w-linear'"),
+        ("bookbuild.notebook_gen", "workshop", "type", lambda: tool("notebook_gen", "workshop")(None), TypeError, "name must be a task name"),
+        ("bookbuild.notebook_gen", "workshop", "shape", lambda: tool("notebook_gen", "workshop")("Linear"), KeyError, "unknown task 'Linear'"),
 ]
 
 
@@ -1163,6 +1163,6 @@ def test_the_notebook_generator_rejects_bad_input(module, name, kind, thunk, err
     assert type(caught.value) is error, f"{type(caught.value).__name__}: {caught.value}"
     if error is SystemExit:
         assert caught.value.code == int(message)
-        assert "usage: python -m bookcheck.notebook_gen" in capsys.readouterr().err
+        assert "usage: python -m bookbuild.notebook_gen" in capsys.readouterr().err
     else:
         assert re.search(message, str(caught.value)), f"{message!r} not found in {caught.value!s}"

@@ -272,20 +272,6 @@ def test_a_block_that_kills_its_worker_fails_and_the_next_chain_runs(tmp_path):
     check_block(blocks, blocks[1], runs)
 
 
-def test_a_process_started_here_is_given_os_environ_not_the_c_environment_block():
-    # os.putenv changes the C library's block and not os.environ: a process whose exec read the
-    # block would print the probe (worker.give_processes_their_environment).
-    import os
-
-    os.putenv("BOOK_ENVIRONMENT_PROBE", "read from the block")
-    try:
-        out = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('BOOK_ENVIRONMENT_PROBE'))"],
-                             capture_output=True, text=True, timeout=60)
-    finally:
-        os.unsetenv("BOOK_ENVIRONMENT_PROBE")
-    assert out.stdout == "None\n", out.stdout + out.stderr
-
-
 def test_a_notebook_key_changes_with_everything_its_execution_can_read(tmp_path, monkeypatch):
     pkg = tmp_path / "snippets"
     (pkg / "workshop" / "tasks").mkdir(parents=True)
@@ -349,7 +335,7 @@ def test_update_outputs_rewrites_changes_adds_and_removes_output_blocks(tmp_path
 
 def test_drift_report_names_the_first_line_that_changes_and_why_a_block_fails():
     FIXTURES = ROOT / "tests" / "fixtures" / "pages"
-    from bookcheck import drift
+    from tools import drift
 
     lines, totals = drift.report([FIXTURES / "wrong_output.md", FIXTURES / "undeclared_warning.md", FIXTURES / "good.md"])
     text = "\n".join(lines)

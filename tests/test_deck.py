@@ -1,4 +1,4 @@
-"""The drills as a deck (bookcheck/deck.py): every drill of every drill page is a note of the
+"""The drills as a deck (bookbuild/deck.py): every drill of every drill page is a note of the
 .apkg and a row of the CSV, and its back holds what the page shows for the answer.
 
 Drills are enumerated here from the pages' text (every ``### `` heading under a ``## `` section,
@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from markdown.extensions.toc import slugify
 
-from bookcheck import DOCS, HarnessError, deck
+from bookcheck import DOCS, HarnessError
+
+from bookbuild import deck
 from bookcheck.page import expand_snippets, outside_fences, parse_page
 
 PAGES = sorted((DOCS / "reference").glob("drills*.md"))

@@ -16,7 +16,9 @@ import re
 
 import pytest
 
-from bookcheck import DOCS, deck
+from bookcheck import DOCS
+
+from bookbuild import deck
 from bookcheck.page import outside_fences
 
 PAGES = deck.pages(DOCS)

@@ -2,7 +2,7 @@
 
 Each exercise's acceptance check passes on the reference solution and fails on the starter
 (the checks bite); expected numbers come from torch or from the math, not from the code
-under test. The committed notebooks are what bookcheck/notebook_gen.py builds, carry
+under test. The committed notebooks are what bookbuild/notebook_gen.py builds, carry
 their stored outputs (what a reader's run prints, top to bottom in a fresh kernel:
 test_notebooks_anywhere.py).
 """
@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from bookcheck import notebook_gen as notebooks
+from bookbuild import notebook_gen as notebooks
 from snippets.exercises import accumulation, attempt, broken_graph, gradient_check, hand_trace
 from snippets.two_layer import forward, make_tensors
 
@@ -234,7 +234,7 @@ PART_IV = sorted(name for name in notebooks.BUILDERS if not name.startswith("w-"
 def test_committed_notebook_is_the_generated_one_with_its_outputs(name):
     path = notebooks.NOTEBOOKS / f"{name}.ipynb"
     assert notebooks.committed_cells(path) == notebooks.text(name), (
-        f"{path} is not what bookcheck/notebook_gen.py builds: run make notebooks"
+        f"{path} is not what bookbuild/notebook_gen.py builds: run make notebooks"
     )
     nb = json.loads(path.read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]

@@ -12,7 +12,8 @@ import traceback
 import pytest
 
 import pastes
-from bookcheck import DOCS, indexes
+from bookcheck import DOCS
+from bookbuild import indexes
 from snippets import explain
 
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -22,7 +23,7 @@ CASES = pastes.cases()
 
 def test_the_packaged_index_is_the_pages_index():
     assert indexes.PACKAGED.read_text(encoding="utf-8") == indexes.packaged(PAGES), (
-        "snippets/error_index.json is out of date with the pages: run python -m bookcheck.indexes")
+        "snippets/error_index.json is out of date with the pages: run python -m bookbuild.indexes")
     assert len([e for e in ENTRIES if e["kind"] != "named"]) >= 80
     assert len({e["address"] for e in ENTRIES}) == len(ENTRIES), "two entries share an anchor"
 

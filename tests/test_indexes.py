@@ -1,10 +1,12 @@
-"""The generated indexes (bookcheck/indexes.py): every error and warning a block demonstrates
+"""The generated indexes (bookbuild/indexes.py): every error and warning a block demonstrates
 has an entry, every entry has a block, and the failure table's cause and fix reach the entries
 it has a row for; the book's links to PyTorch's documentation name the verified version."""
 
 import re
 
-from bookcheck import DOCS, indexes
+from bookcheck import DOCS
+
+from bookbuild import indexes
 from bookcheck.page import parse_page
 
 PAGES = sorted(DOCS.rglob("*.md"))

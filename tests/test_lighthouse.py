@@ -28,8 +28,8 @@ into .cache/lighthouse/ and runs the system chromium (CHROME_PATH), headless, ag
 on 127.0.0.1 (site_check.serve: gzip, as a host serves them), every other host unresolvable. The
 test builds the book (`mkdocs build --strict`), or reads the site built in BOOK_SITE. It times the
 pages on this machine's CPU, slowed as its mobile profile says, so nothing else of the test run
-may run meanwhile: it runs last (tests/pages_plugin.py), in `make lighthouse` (BOOK_LIGHTHOUSE=1),
-and is skipped otherwise. Where it runs but cannot (no node, Lighthouse not installed, no
+may run meanwhile: it is a step of its own (bookcheck.steps), run by `make lighthouse`
+(BOOK_LIGHTHOUSE=1) and by bash .ci/run after the other steps, and is skipped otherwise. Where it runs but cannot (no node, Lighthouse not installed, no
 chromium), it fails under CI=true and is skipped elsewhere; an anchor that cannot be built or
 measured fails.
 
@@ -53,8 +53,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-import site_check
-from bookcheck import model
+from bookcheck import model, site_check
 from conftest import cannot_run
 
 LIGHTHOUSE = site_check.ROOT / ".cache" / "lighthouse" / "node_modules" / "lighthouse" / "cli" / "index.js"

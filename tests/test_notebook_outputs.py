@@ -4,9 +4,9 @@ The site shows each notebook of docs/notebooks/ as committed, outputs included (
 does not execute them, so serving the book needs no torch), and every code cell's outputs must
 equal those of a fresh execution, execution counts, timings and memory addresses aside. `make
 notebooks` writes them. Each notebook is executed once per run: the generated ones
-(bookcheck.notebook_gen.BUILDERS) as a reader runs them, downloaded from the built site
-(tests/test_notebooks_anywhere.py compares their outputs); the others here (bookcheck.notebooks,
-started with the session: start_early). Here too: how a difference is reported and what is not
+(bookbuild.notebook_gen.BUILDERS) as a reader runs them, downloaded from the built site
+(tests/test_notebooks_anywhere.py compares their outputs); the others here (bookcheck.notebooks).
+Here too: how a difference is reported and what is not
 an output.
 """
 
@@ -18,32 +18,13 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from bookcheck import ROOT, notebook_gen, notebooks, worker
+from bookbuild import notebook_gen
+from bookcheck import ROOT, notebooks
 from bookcheck.model import plugin_config
 
 ALL = sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
 NOTEBOOKS = [p for p in ALL if p.stem not in notebook_gen.BUILDERS]  # the others run as a reader runs them
 FIXTURES = Path(__file__).parent / "fixtures" / "notebooks"
-_EARLY: list = []
-
-
-def start_early(items=()):
-    """Execute each notebook of NOTEBOOKS, one at a time, in a thread started when the session's tests start
-    (the pages plugin calls this): a kernel is a subprocess, so the executions overlap the checks
-    that run before these tests. Each test then reads its execution from bookcheck.notebooks'
-    cache, or waits on that cache's lock while the thread executes it."""
-
-    def run():
-        for path in NOTEBOOKS:
-            try:
-                notebooks.execute(path)
-            except Exception:  # noqa: BLE001, S110 - a failed cell is cached and raised again in the
-                pass           # notebook's own test; any other failure, that test meets again itself
-
-    if not _EARLY:  # niced, the kernels too: below the tests running meanwhile
-        _EARLY.append(worker.in_background(run, name="notebooks"))
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_stored_outputs_are_what_the_notebook_prints(path):
     problems = notebooks.stale(path)
@@ -151,10 +132,10 @@ def _notebook_printing(tmp_path, source, *, on="machine"):
     """A notebook of one code cell whose stored output is what the cell prints on ``on``'s
     kernels with the first seed, as `make notebooks` stores it on this machine."""
     from bookcheck.page import Block
-    from bookcheck.run import SEEDS
+    from bookcheck.run import SEEDS, run_chain
 
-    [(shown, error)], _ = worker.run_chain([Block(tmp_path / "n.ipynb", 1, "python", source, None)], [0],
-                                           SEEDS[0], False, on)
+    [(shown, error)], _ = run_chain([Block(tmp_path / "n.ipynb", 1, "python", source, None)], [0],
+                                    SEEDS[0], False, on)
     assert error is None, error
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source, execution_count=1, outputs=[
         nbformat.v4.new_output("stream", name="stdout", text=shown)])])

@@ -16,8 +16,8 @@ tested, and building 60 pages would add minutes). The venv is cached outside the
 keyed on the Python version and the pins, and each run works on a hard-linked copy of it, so
 the cache is never modified.
 
-All of this runs in one thread started with the session (start_early), niced; the tests read
-what it found, late in the session.
+All of this is done once, by the module's first test that needs it (the ``early`` fixture), in
+the notebooks step (bookcheck.steps), which make runs beside the others.
 """
 
 import contextlib
@@ -31,16 +31,14 @@ import tempfile
 import tomllib
 import urllib.request
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from bookcheck import notebook_gen as notebooks
+from bookbuild import notebook_gen as notebooks
 from bookcheck import notebooks as stored
-from bookcheck import wheel as snippets_wheel
-from bookcheck import worker
+from bookbuild import wheel as snippets_wheel
 from bookcheck.model import plugin_config
 
 ROOT = notebooks.ROOT
@@ -140,7 +138,7 @@ def built_site(work: Path, stack: contextlib.ExitStack) -> tuple[str, Path]:
     """(base URL, site folder): the notebook site, built for and served on 127.0.0.1:<free port>
     (the book's one loopback server, site_check.serve: it binds its port first, and serves
     the folder the build then fills), served until ``stack`` closes."""
-    import site_check
+    from bookcheck import site_check
 
     out = work / "site"
     out.mkdir()
@@ -191,16 +189,38 @@ sys.exit(1 if failed else 0)
 '''
 
 
-def run_downloaded(name, base, python, home, folder):
-    """Download notebook ``name`` from the site and execute it in ``folder`` with the reader's
-    venv; (returncode, the executed notebook, nbclient's error text)."""
+def start_downloaded(name, base, python, home, folder):
+    """Start downloading notebook ``name`` from the site and executing it in ``folder`` with the
+    reader's venv; finish_downloaded(the returned run) waits for it."""
     folder.mkdir(parents=True)
     (folder / "run_notebook.py").write_text(DRIVER, encoding="utf-8")
     out = folder / f"{name}.executed.ipynb"
-    proc = subprocess.run([str(python), "run_notebook.py", f"{base}notebooks/{name}/{name}.ipynb", str(out)],
-                          cwd=folder, capture_output=True, text=True, timeout=1800, env=clean_env(home))
-    assert out.is_file(), proc.stderr[-3000:]
-    return proc.returncode, nbformat.read(out, as_version=4), proc.stderr
+    errors = open(folder / "stderr.txt", "w+", encoding="utf-8")  # noqa: SIM115 - closed by finish_downloaded
+    proc = subprocess.Popen([str(python), "run_notebook.py", f"{base}notebooks/{name}/{name}.ipynb", str(out)],
+                            cwd=folder, stdout=subprocess.DEVNULL, stderr=errors, text=True, env=clean_env(home))
+    return proc, errors, out
+
+
+def finish_downloaded(run):
+    """(returncode, the executed notebook, nbclient's error text) of a start_downloaded run."""
+    proc, errors, out = run
+    try:
+        proc.wait(timeout=1800)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    errors.seek(0)
+    text = errors.read()
+    errors.close()
+    assert out.is_file(), text[-3000:]
+    return proc.returncode, nbformat.read(out, as_version=4), text
+
+
+def run_downloaded(name, base, python, home, folder):
+    """Download notebook ``name`` from the site and execute it in ``folder`` with the reader's
+    venv; (returncode, the executed notebook, nbclient's error text)."""
+    return finish_downloaded(start_downloaded(name, base, python, home, folder))
 
 
 def test_the_folders_are_outside_the_repository(site, reader, tmp_path):
@@ -277,47 +297,25 @@ def run_all(site, reader, work: Path):
     done = {first: run_downloaded(first, base, python, home, work / first)}
     assert done[first][0] == 0, done[first][2][-3000:]
     where = installed(python, home)
-    with ThreadPoolExecutor(2) as pool:
-        done |= dict(zip(rest, pool.map(lambda name: run_downloaded(name, base, python, home, work / name), rest)))
+    for i in range(0, len(rest), 2):  # two at a time: two processes, waited for in turn
+        started = {name: start_downloaded(name, base, python, home, work / name) for name in rest[i:i + 2]}
+        done |= {name: finish_downloaded(run) for name, run in started.items()}
     return done, where
-
-
-_EARLY: dict = {}
-
-
-def start_early(items=()):
-    """All of the above, in a thread started when the session's tests start (the pages plugin
-    calls this with the module's selected tests), at the background priority
-    (bookcheck.worker): the notebook site built and served, the reader's venv (on a new
-    machine, a minute of installing torch) copied, the run without the wheel, then every
-    notebook's run. The tests of this module run late in the session (the pages plugin puts
-    them after the other checks) and read what it found. Nothing starts when no selected test
-    needs it."""
-    if not _EARLY and (not items or any("early" in getattr(i, "fixturenames", ()) for i in items)):
-        stack = contextlib.ExitStack()
-
-        def work():
-            folder = Path(tempfile.mkdtemp(prefix="notebooks-anywhere-"))
-            stack.callback(shutil.rmtree, folder, True)
-            found = {"site": built_site(folder, stack)}
-            found["reader"] = reader_copy(folder, stack)
-            found["without"] = run_without_wheel(found["site"], found["reader"], folder / "without")
-            found["runs"] = run_all(found["site"], found["reader"], folder / "runs")
-            return found
-
-        _EARLY.update(stack=stack, future=worker.in_background(work, name="notebooks-anywhere"))
-    return _EARLY
 
 
 @pytest.fixture(scope="module")
 def early():
-    """What start_early's thread found (its exception, if it raised, is raised here); the site
-    is served until the module's tests are done."""
-    started = start_early()
-    try:
-        yield started["future"].result()
-    finally:
-        started["stack"].close()
+    """The notebook site built and served, the reader's venv (on a new machine, a minute of
+    installing torch) copied, the run without the wheel, then every notebook's run; the site is
+    served until the module's tests are done."""
+    with contextlib.ExitStack() as stack:
+        folder = Path(tempfile.mkdtemp(prefix="notebooks-anywhere-"))
+        stack.callback(shutil.rmtree, folder, True)
+        found = {"site": built_site(folder, stack)}
+        found["reader"] = reader_copy(folder, stack)
+        found["without"] = run_without_wheel(found["site"], found["reader"], folder / "without")
+        found["runs"] = run_all(found["site"], found["reader"], folder / "runs")
+        yield found
 
 
 @pytest.fixture(scope="module")
@@ -496,7 +494,7 @@ def test_the_hook_warns_when_the_wheel_is_missing(tmp_path, caplog):
     site.mkdir()
     hooks.on_post_build({"site_dir": str(site), "site_url": "https://example.org/", "docs_dir": str(docs)})
     [warning] = [r for r in caplog.records if r.levelname == "WARNING"]
-    assert warning.name.startswith("mkdocs.") and "python -m bookcheck.wheel" in warning.getMessage()
+    assert warning.name.startswith("mkdocs.") and "python -m bookbuild.wheel" in warning.getMessage()
 
 
 def test_the_build_makes_the_wheel_before_it_collects_the_files(tmp_path, caplog):

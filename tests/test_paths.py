@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import DOCS, deck
+from bookbuild import deck
+from bookcheck import DOCS
 from bookcheck.model import nav_pages
 
 ROOT = Path(__file__).resolve().parents[1]

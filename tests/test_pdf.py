@@ -1,5 +1,5 @@
 """The book as one PDF (`make pdf`): the site's print page printed by chromium
-(bookcheck/pdf.py), read back with pypdfium2 (its text) and pypdf (its links).
+(bookbuild/pdf.py), read back with pypdfium2 (its text) and pypdf (its links).
 
 `make pdf` builds the site, writes site/autograd-book.pdf and runs these tests with BOOK_PDF
 naming it (the built site is the folder that holds it). `make test` does not make the PDF
@@ -40,7 +40,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bookcheck import DOCS, ROOT, pdf
+from bookbuild import pdf
+from bookcheck import DOCS, ROOT
 from bookcheck.model import Page, config, nav_entries
 from bookcheck.results import chromium, in_ci
 
@@ -449,7 +450,7 @@ LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
 
 
 def api_names() -> list[str]:
-    """Every PyTorch name the book's code calls, as the API index prints it (bookcheck/apis.py)."""
+    """Every PyTorch name the book's code calls, as the API index prints it (bookbuild/apis.py)."""
     names = json.loads((ROOT / "bookcheck" / "api_names.json").read_text(encoding="utf-8"))["names"]
     return sorted({name for name in names.values() if name}, key=len, reverse=True)
 
@@ -606,8 +607,8 @@ def test_the_print_page_has_no_serious_or_critical_axe_violation(book_pdf, brows
     Its notebooks are shown as on their own pages (overrides/site_hooks.py, notebook_html):
     with nbconvert's markup it failed color-contrast (#408080 comments, 3.54:1 on the dark
     scheme's code background) and scrollable-region-focusable (each cell's code)."""
-    import site_a11y
-    import site_check
+    from bookcheck import site_a11y
+    from bookcheck import site_check
 
     def axe_in(b, url, scheme, width):
         context = b.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)

@@ -1,4 +1,4 @@
-"""Reuse cannot hide a failure (bookcheck.results, tests/pages_plugin.py).
+"""Reuse cannot hide a failure (bookcheck.results, bookcheck/plugin.py).
 
 A check that passed is reused only while every project file and the environment are unchanged;
 a reused check is deselected and counted as reused, never reported as passed; CI=true reuses
@@ -13,12 +13,11 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT, results
+from bookcheck import ROOT, results, steps
 
 # One input of each kind a check can read: (kind, file in the project, a change that breaks it).
 SENTINEL = "MUTATED-INPUT"
@@ -64,15 +63,24 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def run(project: Path, store: Path, *args, env=None, paths=("tests/test_probe.py",)):
-    """pytest on the copy's probe, with the copy's harness (its tests/ first on the path)."""
+def start(project: Path, store: Path, *args, env=None, paths=("tests/test_probe.py",)):
+    """Start pytest on the copy's probe, with the copy's harness; finish(the process) waits."""
     environ = {k: v for k, v in os.environ.items() if k not in {"CI", "PYTEST_ADDOPTS", "SITE_URL"}}
     environ.update(env or {}, BOOK_RESULTS=str(store))
-    proc = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *paths, *args],
-        cwd=project, env=environ, capture_output=True, text=True, timeout=300,
+        cwd=project, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    return proc.returncode, proc.stdout + proc.stderr
+
+
+def finish(proc) -> tuple[int, str]:
+    out, _ = proc.communicate(timeout=300)
+    return proc.returncode, out
+
+
+def run(project: Path, store: Path, *args, env=None, paths=("tests/test_probe.py",)):
+    """pytest on the copy's probe, with the copy's harness: (exit code, output)."""
+    return finish(start(project, store, *args, env=env, paths=paths))
 
 
 def outcome(code: int, out: str) -> str:
@@ -123,21 +131,20 @@ def test_a_change_of_any_kind_fails_the_next_warm_run_as_a_fresh_run_does(tmp_pa
     assert code == 0 and f"{n} passed" in out and "0 reused (CI=true)" in out, out
 
     table = []
-    with ThreadPoolExecutor(2) as pool:
-        for kind, name, change in [*KINDS, ENV_KIND]:
-            env = None
-            if kind == ENV_KIND[0]:
-                env = {name: change}
-            else:
-                path = project / name
-                original = path.read_text(encoding="utf-8")
-                path.write_text(original + change, encoding="utf-8")
-            warm = pool.submit(run, project, store, env=env)
-            fresh = pool.submit(run, project, fresh_store, "--fresh", env=env)
-            warm, fresh = outcome(*warm.result()), outcome(*fresh.result())
-            if env is None:
-                path.write_text(original, encoding="utf-8")
-            table.append((kind, name, warm, fresh))
+    for kind, name, change in [*KINDS, ENV_KIND]:
+        env = None
+        if kind == ENV_KIND[0]:
+            env = {name: change}
+        else:
+            path = project / name
+            original = path.read_text(encoding="utf-8")
+            path.write_text(original + change, encoding="utf-8")
+        warm = start(project, store, env=env)  # the two runs side by side, each a process
+        fresh = start(project, fresh_store, "--fresh", env=env)
+        warm, fresh = outcome(*finish(warm)), outcome(*finish(fresh))
+        if env is None:
+            path.write_text(original, encoding="utf-8")
+        table.append((kind, name, warm, fresh))
     for kind, name, warm, fresh in table:
         assert warm == fresh, f"{kind} ({name}): warm {warm}, fresh {fresh}"
         assert warm.startswith("exit 1: 1 failed") and "was mutated" in warm, f"{kind} ({name}): {warm}"
@@ -192,14 +199,20 @@ def test_the_stamp_may_say_verified_only_for_the_tree_a_whole_passing_run_verifi
 
 
 def test_a_whole_passing_run_records_the_tree_it_verified_and_a_failing_one_forgets_it(tmp_path):
-    """The stamp's evidence: only a run of the whole suite (its test paths, here the probe's)."""
+    """The stamp's evidence: only a whole run of each test step (here plain pytest, every step at
+    once, over the probe's test paths) records it; the stamp needs every step's record."""
     project = copy_project(tmp_path / "p")
-    store, record = tmp_path / "results.json", tmp_path / "verified.json"
+    store = tmp_path / "results.json"
+    record = results.step_path("pages", tmp_path)
     whole = ("-o", "testpaths=tests/test_probe.py")
     code, out = run(project, store, "-k", "environment", *whole, paths=())  # a selection: not the whole suite
     assert code == 0 and not record.exists(), out
-    code, out = run(project, store, *whole, paths=())
+    code, out = run(project, store, "--step", "pages", *whole, paths=())  # one step: the others still missing
     assert code == 0 and record.exists(), out
-    assert results.verified(project, record)["checks"] == len(KINDS) + 1
+    assert results.verified(project, folder=tmp_path) is None
+    code, out = run(project, store, *whole, paths=())
+    assert code == 0 and all(results.step_path(s, tmp_path).exists() for s in steps.TEST_STEPS), out
+    assert results.verified(project, folder=tmp_path)["checks"] == len(KINDS) + 1
     code, out = run(project, store, "--fresh", *whole, paths=(), env={ENV_KIND[1]: ENV_KIND[2]})
     assert code == 1 and not record.exists(), out
+    assert results.verified(project, folder=tmp_path) is None

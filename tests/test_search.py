@@ -3,7 +3,7 @@
 the page of errors first (or a section that shows the error); a GPU error lists its named
 heading; a message the book does not show lists no heading of that page. The site rewrites such
 a paste in the search box (docs/assets/js/search.js, search-query.js) with the rules and words
-bookcheck/indexes.py puts in the search index; it must read each message as
+bookbuild/indexes.py puts in the search index; it must read each message as
 `python -m snippets.explain` does.
 
 Without a browser: the stop words the queries avoid are Material's, the rules are written in
@@ -21,9 +21,8 @@ from collections import Counter
 import pytest
 
 import pastes
-import site_a11y
-import site_check
-from bookcheck import DOCS, indexes
+from bookbuild import indexes
+from bookcheck import DOCS, site_a11y, site_check
 from bookcheck.model import plugin_config
 from snippets import explain
 
@@ -130,7 +129,12 @@ def _rows(built) -> set:
     return {e["address"] for e in full["book_errors"]["entries"]}
 
 
-def test_the_site_reads_a_message_as_explain_does(served, browser):
+def _book_errors(built):
+    """The index's "book_errors" as the built site serves it (search.js reads the same file)."""
+    return json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))["book_errors"]
+
+
+def test_the_site_reads_a_message_as_explain_does(served, browser, built):
     """search-query.js, run on each message as the search box holds it (on one line), ranks the
     entries as explain ranks the message as the terminal printed it."""
 
@@ -138,10 +142,9 @@ def test_the_site_reads_a_message_as_explain_does(served, browser):
         context = b.new_context()
         page = context.new_page()
         page.goto(served + "reference/errors/", wait_until="load")
-        found = page.evaluate("""async (texts) => {
-            const data = (await (await fetch("../../search/search_index.json")).json()).book_errors;
-            return texts.map(t => self.bookSearchQuery.rank(t, data, false).entries.map(e => e.entry.address)); }""",
-                              [" ".join(c.paste.split()) for c in CASES])
+        found = page.evaluate("""([data, texts]) =>
+            texts.map(t => self.bookSearchQuery.rank(t, data, false).entries.map(e => e.entry.address))""",
+                              [_book_errors(built), [" ".join(c.paste.split()) for c in CASES]])
         context.close()
         return found
 
@@ -219,7 +222,7 @@ def test_typed_text_stays_as_typed(served, browser):
         assert (value, pasted, listed) == (typed, None, True), typed
 
 
-def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser):
+def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser, built):
     """Words that name no error reach Material's search as typed; from six words on, without
     the headings of the page of errors."""
 
@@ -227,12 +230,10 @@ def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser):
         context = b.new_context()
         page = context.new_page()
         page.goto(served + "reference/errors/", wait_until="load")
-        out = page.evaluate("""async (queries) => {
-            const data = (await (await fetch("../../search/search_index.json")).json()).book_errors;
-            return queries.map(q => self.bookSearchQuery.transform(q, data)); }""",
-                            ["register_hook", "saved for backward", "retain_graph=True",
-                             "how do I get the Jacobian of a function with torch",
-                             "KeyError: 'learning_rate'"])
+        out = page.evaluate("""([data, queries]) => queries.map(q => self.bookSearchQuery.transform(q, data))""",
+                            [_book_errors(built), ["register_hook", "saved for backward", "retain_graph=True",
+                                                   "how do I get the Jacobian of a function with torch",
+                                                   "KeyError: 'learning_rate'"]])
         context.close()
         return out
 

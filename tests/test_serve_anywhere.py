@@ -11,8 +11,8 @@ requirements-serve.txt, in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-
 reused: the Makefile's stamp in it records the Python and the pins. A Python that is not found
 is skipped with its name. Each run prints the time to the first page and the venv's size.
 
-The Pythons run at once, started when the session's tests start (start_early); with their
-venvs cached this takes about two minutes on two cores (four builds of the whole book), so it
+The Pythons run one after another, in the serve step (bookcheck.steps), which make runs beside
+the others; with their venvs cached this takes minutes (four builds of the whole book), so it
 runs under CI=true (bash .ci/run) or with BOOK_SERVE=1 (`make test-serve`), and is skipped with
 that reason otherwise.
 """
@@ -27,7 +27,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT, results, worker
+from bookcheck import ROOT, results
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 PAGES = {  # path on the site: a text the page must hold
@@ -148,47 +147,16 @@ def serve_once(python: str, work: Path) -> dict:
 
 
 RUN = os.environ.get("BOOK_SERVE") == "1" or results.in_ci()
-_STARTED: dict = {}
-
-
-def start_early(items=()):
-    """Start every Python's run at once, in threads (a build is mostly one core's work, done in
-    subprocesses), at the background priority (bookcheck.worker). The pages plugin calls this
-    when the session's tests start, so these runs overlap with the checks before them instead
-    of adding their minutes after them."""
-    if RUN and not _STARTED:
-        found = {v: interpreter(v) for v in PYTHONS}
-        work = Path(tempfile.mkdtemp(prefix="serve-anywhere-"))
-
-        def one(version):
-            folder = work / version
-            folder.mkdir()
-            return serve_once(found[version], folder)
-
-        _STARTED.update(work=work, runs={v: worker.in_background(one, v, name=f"serve-{v}") for v in PYTHONS if found[v]})
-    return _STARTED
-
-
-@pytest.fixture(scope="module")
-def served():
-    """{version: result or exception}, of the runs start_early started (or starts now)."""
-    started = start_early()
-    try:
-        yield {v: (started["runs"][v].exception() or started["runs"][v].result() if v in started["runs"] else None)
-               for v in PYTHONS}
-    finally:
-        shutil.rmtree(started["work"], ignore_errors=True)
 
 
 @pytest.mark.skipif(not RUN, reason="serves the book from a fresh clone on Python 3.10-3.13 (minutes): "
                                     "run make test-serve, or bash .ci/run")
 @pytest.mark.parametrize("version", PYTHONS)
-def test_make_serve_from_a_fresh_clone(version, served):
-    result = served[version]
-    if result is None:
+def test_make_serve_from_a_fresh_clone(version, tmp_path):
+    python = interpreter(version)
+    if python is None:
         pytest.skip(f"no python{version} on PATH or in ~/.pyenv/versions")
-    if isinstance(result, Exception):
-        raise result
+    result = serve_once(python, tmp_path)
     assert result["version"].startswith(version + ".")
     assert result["without"] == ["True", "True"], "the serve venv holds torch or pytest"
     for page, text in PAGES.items():

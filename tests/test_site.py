@@ -13,10 +13,9 @@ import torch
 
 import harness
 from bookcheck import markers
+from bookbuild.pdf import PDF_NAME
+from bookcheck import round_trip, site_check
 from bookcheck.model import config
-from bookcheck.pdf import PDF_NAME
-import round_trip
-import site_check
 
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
 
@@ -77,8 +76,9 @@ def test_without_the_diagram_loader_material_would_fetch_mermaid_from_a_cdn(book
     assert "only 0 of 2 diagrams rendered" in problems
 
 
-def test_browser_checks_reject_broken_pages(browser):
-    built = site_check.BACKGROUND.build("broken-site")
+def test_browser_checks_reject_broken_pages(browser, tmp_path):
+    config = site_check.fixture_project(site_check.ROOT / "tests" / "fixtures" / "site", tmp_path / "broken-site")
+    built = site_check.build_site(tmp_path / "broken-site" / "site", config)
     assert built.returncode == 0, built.log[-3000:]
     problems = site_check.check_site(built.site)
     assert "diagram(s) not rendered" in " ".join(problems["broken-diagram/index.html"])

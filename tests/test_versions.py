@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from bookcheck import HarnessError, ROOT, run, update, versions
+from bookbuild import indexes
 from bookcheck.guard import guard
 from bookcheck.page import parse_page
 from bookcheck.run import check_block
@@ -115,27 +116,27 @@ def test_update_outputs_on_the_other_version_writes_the_tabs_and_keeps_the_pinne
 
 def test_the_differences_table_lists_each_tabbed_block_with_the_lines_that_differ(tmp_path):
     path = page(tmp_path, TABBED.replace("    # A page", "    # A page\n\n    ## A section"))
-    table = versions.differences_table(tmp_path / "differences.md", [path])
+    table = indexes.differences_table(tmp_path / "differences.md", [path])
     assert f"| Where | torch {PINNED} prints | torch {OTHER} prints |" in table
     assert "| [A page: A section](page.md#a-section) | `old` | `new` |" in table
-    assert "No block" in versions.differences_table(tmp_path / "d.md", [page(tmp_path, PLAIN, "plain.md")])
+    assert "No block" in indexes.differences_table(tmp_path / "d.md", [page(tmp_path, PLAIN, "plain.md")])
 
 
 def test_every_tabbed_block_of_the_book_is_on_the_differences_page():
     pages = sorted((ROOT / "docs").rglob("*.md"))
-    found = versions.differences(pages)
+    found = indexes.differences(pages)
     tabbed = sum(len(b.outputs) for p in pages for b in parse_page(p))
     assert len(found) == tabbed >= 5
     assert "<!-- torch-differences -->" in (ROOT / "docs" / "reference" / "torch-versions.md").read_text()
 
 
 def test_the_venv_set_up_reads_the_pins_with_python_alone():
-    """`make torch-venvs` runs bookcheck.versions with Python alone, before the book's venv exists:
+    """`make torch-venvs` runs tools.torch_venvs (and bookcheck.versions) with Python alone, before the book's venv exists:
     with mkdocs and yaml unimportable, its command line still lists the versions to set up."""
     import subprocess
     import sys
 
-    code = ("import sys; sys.modules.update(mkdocs=None, yaml=None); sys.argv = ['versions', 'venv', '--help']\n"
-            "import runpy; runpy.run_module('bookcheck.versions', run_name='__main__')")
+    code = ("import sys; sys.modules.update(mkdocs=None, yaml=None); sys.argv = ['torch_venvs', 'venv', '--help']\n"
+            "import runpy; runpy.run_module('tools.torch_venvs', run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -62,7 +62,7 @@ def test_opcheck_refuses_a_non_function():
 
 
 def test_the_notebook_defines_its_own_operator():
-    from bookcheck.workshop_cells import GIVEN, cells
+    from bookbuild.notebook_gen import GIVEN, cells
 
     forward_cell = cells("custom_op")[2].source
     assert GIVEN["OP_NAME"] in forward_cell and OP_NAME not in forward_cell

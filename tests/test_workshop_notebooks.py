@@ -1,17 +1,17 @@
-"""The workshop's notebooks: committed as bookcheck/notebook_gen.py builds them, with
+"""The workshop's notebooks: committed as bookbuild/notebook_gen.py builds them, with
 their stored outputs (what a reader's run prints: tests/test_notebooks_anywhere.py), which end
 with the checker's verdict on the starter (FAIL); with the reference backward put in the
 reader's cell, a run in a fresh kernel ends with PASS."""
 
-from concurrent.futures import ThreadPoolExecutor
+import asyncio
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from bookcheck import notebook_gen as generator
-from bookcheck import workshop_cells as notebooks
-from bookcheck.notebook_gen import NOTEBOOKS
+from bookbuild import notebook_gen as generator
+from bookbuild import notebook_gen as notebooks
+from bookbuild.notebook_gen import NOTEBOOKS
 from snippets.workshop import TASKS
 
 
@@ -28,21 +28,22 @@ def test_committed_notebook_is_the_generated_one_with_its_outputs(task):
 
 def test_section_names_a_missing_section():
     with pytest.raises(ValueError, match="has no section 'nope'"):
-        notebooks.section("layernorm", "nope")
+        notebooks.task_section("layernorm", "nope")
     with pytest.raises(ValueError, match="unknown notebook"):
         generator.build("w-nope")
 
 
-def _last_output(task, solved):
+async def _last_output(task, solved, slots):
     if not solved:  # the committed notebook's stored outputs: what a reader's run prints
         nb = nbformat.read(NOTEBOOKS / f"{notebooks.name(task)}.ipynb", as_version=4)  # (test_notebooks_anywhere)
         return "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     # the reader's cell replaced by the reference backward: the check must pass
     nb = generator.build(notebooks.name(task))
     assert nb.cells[5].source == notebooks.starter_path(task).read_text(encoding="utf-8").strip("\n")
-    nb.cells[5].source = "import torch\nimport torch.nn.functional as F\n" + notebooks.section(task, "backward")
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+    nb.cells[5].source = "import torch\nimport torch.nn.functional as F\n" + notebooks.task_section(task, "backward")
+    async with slots:  # a kernel is a process: two at a time, driven from one event loop
+        await NotebookClient(nb, timeout=300, kernel_name="python3",
+                             resources={"metadata": {"path": str(NOTEBOOKS)}}).async_execute()
     return "".join(o.get("text", "") for o in nb.cells[-1].outputs)
 
 
@@ -50,8 +51,11 @@ def test_notebooks_end_with_the_checkers_verdict(monkeypatch):
     # the kernels import this checkout's snippets package, whatever copy is installed
     monkeypatch.setenv("PYTHONPATH", str(NOTEBOOKS.parent.parent))
     jobs = [(task, False) for task in TASKS] + [("layernorm", True), ("embedding", True)]
-    with ThreadPoolExecutor(2) as pool:
-        outs = list(pool.map(lambda job: _last_output(*job), jobs))
+    async def all_jobs():
+        slots = asyncio.Semaphore(2)
+        return await asyncio.gather(*(_last_output(*job, slots) for job in jobs))
+
+    outs = asyncio.run(all_jobs())
     for (task, solved), out in zip(jobs, outs):
         if solved:
             assert out.endswith("all checks passed\n"), (task, out)

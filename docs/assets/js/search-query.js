@@ -6,7 +6,7 @@
 // `python -m snippets.explain` reads it (snippets/explain.py): the last line that names an error,
 // torch's hint dropped, and shapes, numbers, dtypes, tensor types and names replaced by
 // placeholders; the rules and the words of every error come from the search index
-// (bookcheck/indexes.py search_data), so both read a message alike. When the message is an error
+// (bookbuild/indexes.py search_data), so both read a message alike. When the message is an error
 // the page of errors lists, the query becomes the one that finds that error's heading and no
 // other: each word of its heading required in a title (Material's query syntax). An error message
 // (a line that names an error, or a traceback) that is no error the book lists finds nothing.

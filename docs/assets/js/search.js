@@ -36,7 +36,7 @@
         box.value = query;
         box.dispatchEvent(new KeyboardEvent("keyup")); // Material reads the box on each keyup
       }
-      box.setAttribute("data-book-pasted", pasted); // read: tests/site_a11y.py waits for it
+      box.setAttribute("data-book-pasted", pasted); // read: bookcheck/site_a11y.py waits for it
     }, function () {
       box.setAttribute("data-book-pasted", pasted);
     });

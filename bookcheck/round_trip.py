@@ -7,15 +7,22 @@ runnable block's copied code must equal, as text, the code the harness ran (the 
 block's copied text must equal the output the harness compared. The blocks themselves are run
 once, by the pages' checks (bookcheck.run); running the copied text again would only run the
 same text a second time.
+
+This is the page model's contract test: the model (bookcheck.model, the one scanner of the
+pages) and Python-Markdown with the site's extensions read the same Markdown independently, and
+every fence the model finds must be, in order and to the character, a code block the site shows.
+A fence the scanner misreads (its indentation under ``!!!``, ``???`` or ``===``, a tab's label, a
+closing rule) fails here on the built site.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import harness
+from . import DOCS, ROOT
+from .markers import DIAGRAM_SYNTAX, RUN_SYNTAX
+from .page import expand_snippets, parse_page
 
-ROOT = harness.ROOT
 
 
 def source_of(rel: str) -> Path | None:
@@ -23,7 +30,7 @@ def source_of(rel: str) -> Path | None:
     if not rel.endswith("index.html"):
         return None
     stem = rel[: -len("index.html")].rstrip("/")
-    for candidate in (harness.DOCS / f"{stem}.md", harness.DOCS / stem / "index.md") if stem else (harness.DOCS / "index.md",):
+    for candidate in (DOCS / f"{stem}.md", DOCS / stem / "index.md") if stem else (DOCS / "index.md",):
         if candidate.is_file():
             return candidate
     return None
@@ -36,8 +43,8 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
     shell), with the copied code and the copied output block under it, and problems.
     """
     expected = []
-    for b in harness.parse_page(md):
-        if b.syntax in harness.DIAGRAM_SYNTAX:
+    for b in parse_page(md):
+        if b.syntax in DIAGRAM_SYNTAX:
             continue  # rendered as a diagram: no copy button
         expected.append(("code", b))
         if b.expected_output is not None:
@@ -57,7 +64,7 @@ def pair_blocks(copies: list[dict], md: Path) -> tuple[list[dict], list[str]]:
             if blocks and blocks[-1]["block"] is b:
                 blocks[-1]["shown"] = copied["text"]
             continue
-        if b.syntax in harness.RUN_SYNTAX:
+        if b.syntax in RUN_SYNTAX:
             if copied["lang"] != b.syntax:
                 problems.append(f"{b.where}: the HTML block in its place is {copied['lang'] or 'plain'}, not {b.syntax}")
                 continue
@@ -98,7 +105,7 @@ def round_trip(pages: dict[str, list[dict]]) -> dict[str, list[str]]:
     for rel, blocks in pages.items():
         for b in blocks:
             block = b["block"]
-            ran = harness.expand_snippets(block.code).rstrip()
+            ran = expand_snippets(block.code).rstrip()
             if b["code"].rstrip() != ran:
                 problems.setdefault(rel, []).append(
                     f"{b['where']}: the code a reader copies from the site is not the code that ran "

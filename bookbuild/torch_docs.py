@@ -1,5 +1,5 @@
 """Where PyTorch's documentation for torch 2.13 documents each API the book names: the one
-table behind the links to it (the API index, bookcheck/apis.py, and the first mention of an API
+table behind the links to it (the API index, bookbuild/apis.py, and the first mention of an API
 on a page, overrides/api_docs.py).
 
 Read from PyTorch's documentation source, docs/source/*.md of pytorch/pytorch (torch.md,
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from . import versions
+from bookcheck import versions
 
 VERSION = ".".join(versions.pinned().split(".")[:2])
 BASE = f"https://docs.pytorch.org/docs/{VERSION}/"

@@ -1,7 +1,7 @@
 """The whole book as one PDF: the site's print page (``print_page/``, every page in nav order,
 written by mkdocs-print-site-plugin) printed by the system chromium.
 
-    python -m bookcheck.pdf [SITE] [OUT]   (make pdf: site/ and site/autograd-book.pdf)
+    python -m bookbuild.pdf [SITE] [OUT]   (make pdf: site/ and site/autograd-book.pdf)
 
 The built site is served on 127.0.0.1 (a free port, for the time of the print). Chromium
 (bookcheck.results.chromium(), driven by Playwright; no browser is downloaded) opens the print
@@ -34,9 +34,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT
-from .results import chromium
-from .serving import serve
+from bookcheck import ROOT
+from bookcheck.results import chromium
+from bookcheck.serving import serve
 
 PDF_NAME = "autograd-book.pdf"
 PRINT_PAGE = "print_page/"

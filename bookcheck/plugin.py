@@ -10,15 +10,17 @@ passed before with identical inputs (bookcheck.results: every project file and t
 environment). A reused check is deselected and counted as reused, never reported as passed;
 nothing is reused under CI=true.
 
-The site build (tests/test_site.py) is started in a background process when the session
-starts, so it runs while the pages' blocks do; the site's tests run last.
+``--step NAME`` runs one step's tests (bookcheck.steps: pages, site, notebooks, serve, pdf,
+lighthouse); `make test` runs the test steps side by side, each a process of its own. The
+session runs its tests in pytest's order, in its one thread; page blocks run in worker processes
+(bookcheck.worker).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from bookcheck import DOCS, ROOT, HarnessError, markers, results, worker
+from bookcheck import DOCS, ROOT, HarnessError, markers, results, steps, worker
 from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
 
@@ -33,13 +35,25 @@ def pytest_addoption(parser):
     parser.addoption("--codeblocks", action="store_true",
                      help="pytest-codeblocks' flag, accepted: the book's pages plugin always collects the "
                           "pages given (pytest --codeblocks docs/part1/forks.md runs that page's checks)")
+    parser.addoption("--step", default=None, type=steps.check_step, metavar="NAME",
+                     help="run one step's tests: " + ", ".join(steps.STEPS) + " (bookcheck.steps)")
 
 
 def pytest_configure(config):
     for line in markers.pytest_marker_lines():
         config.addinivalue_line("markers", line)
-    # Work runs in threads while pytest changes os.environ: processes get theirs as a copy.
-    worker.give_processes_their_environment()
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under ``--step``, the files of other steps are not collected (docs/ is the pages step's)."""
+    step = config.getoption("step")
+    if not step or not collection_path.is_file():
+        return None
+    try:
+        rel = collection_path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+    return True if steps.step_of(rel) != step else None
 
 
 def pytest_collect_file(file_path, parent):
@@ -48,25 +62,21 @@ def pytest_collect_file(file_path, parent):
     return None
 
 
-# Tests of the built book: last, so that its build runs in the background while the rest runs.
-SITE_TESTS = ("tests/test_api_docs.py", "tests/test_search.py", "tests/test_site.py", "tests/test_site_a11y.py")
-# After them, when it runs (make lighthouse): Lighthouse times the pages, so nothing else may run then.
-LAST = ("tests/test_lighthouse.py",)
+def _nodeid_step(item) -> str:
+    return steps.step_of(item.nodeid)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """The site's checks last: its build runs in the background meanwhile (see test_site).
-    Before them, the tests of modules whose work starts with the session (``start_early()``,
-    at the background priority): it fills the CPU that the checks before them leave idle, so
-    it is done, or nearly, when they need it. Checks that passed before with identical inputs
-    (bookcheck.results) are deselected and counted as reused: they are not run, and not reported
-    as passed."""
-    site = [i for i in items if i.nodeid.startswith(SITE_TESTS)]
-    last = [i for i in items if i.nodeid.startswith(LAST)]
-    early = [i for i in items if hasattr(getattr(i, "module", None), "start_early") and i not in site + last]
-    if site or last or early:
-        later = {id(i) for i in site + last + early}
-        items[:] = [i for i in items if id(i) not in later] + early + site + last
+    """``--step NAME``: that step's tests only (the others are deselected). Without it, every
+    test step's (bookcheck.steps.TEST_STEPS): `make pdf` and `make lighthouse` run theirs. Then
+    checks that passed before with identical inputs (bookcheck.results) are deselected and
+    counted as reused: they are not run, and not reported as passed."""
+    wanted = (config.getoption("step"),) if config.getoption("step") else steps.TEST_STEPS
+    other = [i for i in items if _nodeid_step(i) not in wanted]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [i for i in items if _nodeid_step(i) in wanted]
+    REUSE.steps = set(wanted)
     reused = REUSE.decide(config, items)
     if reused:
         config.hook.pytest_deselected(items=reused)
@@ -75,13 +85,14 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    """The site's build (and its browser pass) start when the tests start, never at collection;
-    so does the work of a test module's ``start_early()``."""
+    """What the session's checks share: under --fresh or CI=true, empty caches of its own for
+    notebook executions and torch.compile's inductor; else inductor's cache in .cache/."""
     if session.config.option.collectonly:
         return None
+    import os
+
     if REUSE.why_not in ("--fresh", "CI=true"):  # nothing from an earlier run: no earlier notebook execution
         import atexit
-        import os
         import shutil
         import tempfile
 
@@ -91,22 +102,8 @@ def pytest_runtestloop(session):
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor = tempfile.mkdtemp(prefix="book-inductor-")
         atexit.register(shutil.rmtree, inductor, True)
     else:
-        import os
-
         # inductor's cache (keyed on what it compiles) in the project's .cache/, not in /tmp
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "inductor"))
-    if any(i.nodeid.startswith(SITE_TESTS) for i in session.items):
-        import site_check
-
-        site_check.start_book_build()
-    # A test module with long work done in subprocesses (test_serve_anywhere) starts it now, so
-    # it overlaps with the checks that run before its tests.
-    modules: dict = {}
-    for item in session.items:
-        modules.setdefault(getattr(item, "module", None), []).append(item)
-    for module, items in modules.items():
-        if hasattr(module, "start_early"):
-            module.start_early(items)
     return None
 
 
@@ -120,6 +117,7 @@ class Reuse:
         self.done: set[str] = set()  # torn down: every report is in
         self.why_not = ""  # why nothing is reused in this session
         self.active = False
+        self.steps: set[str] = set()  # the steps this session runs whole (none if it runs a part of one)
 
     def decide(self, config, items) -> list:
         if config.getoption("fresh"):
@@ -165,12 +163,9 @@ def pytest_runtest_logreport(report):
 def pytest_unconfigure(config):
     import sys
 
-    from bookcheck import worker
-
     worker.stop()
-    if "site_check" in sys.modules:
-        sys.modules["site_check"].close_browser()
-        sys.modules["site_check"].BACKGROUND.stop()
+    if "bookcheck.site_check" in sys.modules:
+        sys.modules["bookcheck.site_check"].close_browser()
 
 
 class Page(pytest.File):
@@ -242,8 +237,9 @@ def _all_pages(config) -> bool:
 
 
 def _record_verified(session, exitstatus):
-    """A whole passing run records the tree it verified (the page stamp says so, see
-    overrides/hooks.py); any other run that fails forgets the record. On another verified
+    """A whole passing run of a step records the tree it verified (the page stamp says so when
+    every test step has, see overrides/hooks.py and bookcheck.results.verified); any other run
+    that fails forgets the record of each step it ran. On another verified
     torch (bookcheck.versions.also), a run of every page records that version's pass."""
     from bookcheck import versions
 
@@ -256,16 +252,19 @@ def _record_verified(session, exitstatus):
             else:
                 results.forget_verified(results.verified_path(version))
         return
-    if (exitstatus == 0 and _whole_suite(session.config) and not session.testsfailed
-            and results.Keys().tree() == REUSE.keys_of.tree()):
-        import platform
-        from importlib.metadata import version
+    whole = _whole_suite(session.config)
+    for step in sorted(REUSE.steps):
+        path = results.step_path(step)
+        if (exitstatus == 0 and whole and not session.testsfailed
+                and results.Keys().tree() == REUSE.keys_of.tree()):
+            import platform
+            from importlib.metadata import version
 
-        results.record_verified(REUSE.keys_of.tree(), {
-            "torch": version("torch"), "python": platform.python_version(),
-            "checks": len(REUSE.done | REUSE.failed) + len(REUSE.reused)})
-    elif exitstatus not in (0, 5):
-        results.forget_verified()
+            ran = {n for n in REUSE.done | REUSE.failed | REUSE.reused if steps.step_of(n) == step}
+            results.record_verified(REUSE.keys_of.tree(), {
+                "torch": version("torch"), "python": platform.python_version(), "checks": len(ran)}, path)
+        elif exitstatus not in (0, 5):
+            results.forget_verified(path)
 
 
 def pytest_terminal_summary(terminalreporter):

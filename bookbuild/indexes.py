@@ -26,8 +26,9 @@ from pathlib import Path
 
 from snippets import explain
 
-from . import DOCS
-from .page import parse_page
+from bookcheck import DOCS
+from bookcheck.versions import pinned
+from bookcheck.page import parse_page
 
 FAILURE_TABLE = DOCS / "part1" / "failure-modes.md"
 ERRORS_PAGE = DOCS / "reference" / "errors.md"
@@ -56,7 +57,7 @@ def title_of(lines: list[str], path: Path) -> str:
 def section_of(lines: list[str], lineno: int) -> tuple[str, str]:
     """The heading above line ``lineno`` (1-based) and its anchor, as the site's toc makes it
     (the page model's headings, bookcheck.model)."""
-    from .model import Page
+    from bookcheck.model import Page
 
     heading = Page.from_lines(lines).section_at(lineno - 1)
     return (heading.text, heading.anchor) if heading is not None else ("", "")
@@ -324,7 +325,7 @@ def _queries(entries: list[Entry], separator: str) -> dict[str, str | None]:
 
 
 def search_data(page_path: Path, pages, separator: str) -> dict:
-    """What the site's search worker needs to send a pasted error message to its heading on the
+    """What the site's search box needs to send a pasted error message to its heading on the
     page of errors: the rules snippets.explain normalises a message by, and for each error (a
     named one too) its type, the words of its message and of its other wordings, the words of
     its heading a query may require, and the query that finds its heading alone (None: the
@@ -379,7 +380,7 @@ def packaged(pages, page_path: Path = ERRORS_PAGE) -> str:
 def main(argv=None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bookcheck.indexes",
+    parser = argparse.ArgumentParser(prog="python -m bookbuild.indexes",
                                      description="Write snippets/error_index.json from the pages.")
     parser.parse_args(argv)
     PACKAGED.write_text(packaged(sorted(DOCS.rglob("*.md"))), encoding="utf-8")
@@ -389,3 +390,50 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---- what differs on the other verified torch versions (the generated table of
+# reference/torch-versions; bookcheck.versions says how a page shows it)
+
+
+def differences(pages) -> list[dict]:
+    """Every block of ``pages`` that shows another version's output: where it is (page,
+    line, the section it is in) and the lines that differ, per version."""
+    import difflib
+
+    from bookcheck.page import parse_page
+
+    found = []
+    for path in pages:
+        blocks = parse_page(path)
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        for b in blocks:
+            for version, other in sorted(b.outputs.items()):
+                heading, anchor = section_of(lines, b.lineno)
+                pinned_lines, other_lines = b.expected_output.splitlines(), other.splitlines()
+                diff = [d for d in difflib.ndiff(pinned_lines, other_lines) if d[:1] in "-+"]
+                found.append(dict(path=Path(path), title=title_of(lines, path), lineno=b.lineno, section=heading,
+                                  anchor=anchor, version=version,
+                                  was=[d[2:] for d in diff if d[0] == "-"], now=[d[2:] for d in diff if d[0] == "+"]))
+    return found
+
+
+def differences_table(page_path: Path, pages) -> str:
+    """The Markdown table of ``differences(pages)``, with links relative to ``page_path``."""
+    import os.path
+
+    def cell(text_lines):
+        return "<br>".join(f"`{line}`" if line.strip() else "(empty line)" for line in text_lines) or "(no line)"
+
+    found = differences(pages)
+    rows = []
+    for d in found:
+        target = os.path.relpath(d["path"], Path(page_path).parent).replace(os.sep, "/")
+        title = d["title"]
+        where = f"[{title}: {d['section']}]({target}#{d['anchor']})" if d["anchor"] else f"[{title}]({target})"
+        rows.append(f"| {where} | {cell(d['was'])} | {cell(d['now'])} |")
+    if not rows:
+        return "No block of the book prints anything different on the other verified versions.\n"
+    versions = " / ".join(sorted({d["version"] for d in found}))
+    head = f"| Where | torch {pinned()} prints | torch {versions} prints |\n|---|---|---|"
+    return head + "\n" + "\n".join(rows) + "\n"

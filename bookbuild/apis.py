@@ -8,8 +8,8 @@ it, and where PyTorch's documentation documents it (docs/reference/apis.md, ``<!
     entries(pages)           every API with the pages that use it, in nav order, and its link
     api_index(page, pages)   the index as Markdown (written by overrides/hooks.py)
 
-    python -m bookcheck.apis                   write api_names.json (on the pinned torch)
-    python -m bookcheck.apis --where API       each statement of the book's code that uses API
+    python -m bookbuild.apis                   write api_names.json (on the pinned torch)
+    python -m bookbuild.apis --where API       each statement of the book's code that uses API
 
 How code names an API (``Collector``): through imports and aliases (``import torch.nn.functional
 as F``, ``from torch.func import grad``), as an attribute chain from a torch module
@@ -23,7 +23,7 @@ of what calling it returns, and ``torch:Tensor.NAME`` for a tensor's.
 
 Resolving a raw reference needs torch, which the site's build does not (``make serve`` runs
 without it), so the resolutions are stored in ``api_names.json`` beside this module:
-``python -m bookcheck.apis`` writes it on the pinned torch, and a test proves it current (the build
+``python -m bookbuild.apis`` writes it on the pinned torch, and a test proves it current (the build
 leaves out, and says so, a reference the file does not hold yet). A raw reference resolves to a
 public path from ``torch`` (no part starting with ``_``) that reaches the same object: the one
 PyTorch documents it by, a row of ``torch_docs.DOCS`` (``torch.autograd.gradcheck.gradcheck`` ->
@@ -33,7 +33,7 @@ to the one that defines it (``nn.Linear(...).parameters`` -> ``torch.nn.Module.p
 module, a private name, an attribute the code set itself (``ctx.scale = k``), a name
 ``torch.Tensor`` lacks.
 
-Where each API is documented, and how that was checked: bookcheck/torch_docs.py.
+Where each API is documented, and how that was checked: bookbuild/torch_docs.py.
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import DOCS, ROOT, torch_docs
+from bookcheck import DOCS, ROOT
+
+from bookbuild import torch_docs
 
 NAMES_FILE = Path(__file__).with_name("api_names.json")
 
@@ -798,7 +800,7 @@ def code_units(path: Path) -> list[list[str]]:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = [MAGIC.sub("", "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
         return [code] if code else []
-    from .page import expand_snippets, parse_page
+    from bookcheck.page import expand_snippets, parse_page
 
     units: list[list[str]] = []
     for block in parse_page(path):
@@ -826,7 +828,7 @@ def book_pages(docs: Path = DOCS) -> list[Path]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Resolving raw references (needs torch; python -m bookcheck.apis stores the results)
+# Resolving raw references (needs torch; python -m bookbuild.apis stores the results)
 # ---------------------------------------------------------------------------------------------
 
 RAW = re.compile(r"^(?P<module>[\w.]+):(?P<chain>[\w.]*?)(?P<call>\(\))?(?:\.(?P<member>\w+))?$")
@@ -978,7 +980,7 @@ def all_references(pages=None) -> dict[Path, set[str]]:
 
 
 def stored_names(path: Path = NAMES_FILE) -> dict:
-    """The resolutions ``python -m bookcheck.apis`` stored: raw reference -> public name or None."""
+    """The resolutions ``python -m bookbuild.apis`` stored: raw reference -> public name or None."""
     return json.loads(path.read_text(encoding="utf-8"))["names"] if path.is_file() else {}
 
 
@@ -996,7 +998,7 @@ NOT_TEACHING = ("paths/", "reference/")  # with the home page: they point to whe
 
 def nav_pages() -> list[tuple[str, str]]:
     """(title, path under docs/) of every page in mkdocs.yml's nav, in order (bookcheck.model)."""
-    from .model import nav_pages as pages
+    from bookcheck.model import nav_pages as pages
 
     return pages()
 
@@ -1073,8 +1075,8 @@ def api_index(page_path: Path, pages=None) -> str:
     found, unknown = entries()
     for path, raw in unknown:  # the index leaves it out; tests/test_api_docs.py fails until it is stored
         logging.getLogger("mkdocs.hooks.book").info(
-            "%s: the API index leaves out %r, which bookcheck/api_names.json does not hold yet; "
-            "run `python -m bookcheck.apis` (it needs torch)", path.relative_to(DOCS), raw)
+            "%s: the API index leaves out %r, which bookbuild/api_names.json does not hold yet; "
+            "run `python -m bookbuild.apis` (it needs torch)", path.relative_to(DOCS), raw)
     nav = dict((p, t) for t, p in nav_pages())
     titles = {p: page_title(p, nav=nav) for e in found for p in e.pages}
     forms = {form: sum(e.form == form for e in found) for form in torch_docs.FORMS}
@@ -1119,8 +1121,8 @@ def main(argv=None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m bookcheck.apis",
-        description="Write bookcheck/api_names.json: what each torch name the book's code uses resolves to "
+        prog="python -m bookbuild.apis",
+        description="Write bookbuild/api_names.json: what each torch name the book's code uses resolves to "
                     "on the installed torch (the API index, docs/reference/apis.md, is built from it).")
     parser.add_argument("--where", metavar="API", help="print each statement of the book's code that uses API "
                                                        "(a full name, e.g. torch.Tensor.grad_fn) instead")

@@ -8,7 +8,7 @@ copy of pyproject.toml and snippets/ in a temporary folder, so the repository ge
 from is stored beside it. The build hook (overrides/hooks.py) writes the wheel's address into
 the notebooks offered for download, and warns when the wheel is missing or older than snippets/.
 
-    python -m bookcheck.wheel     make the wheel if it is not current; print its path
+    python -m bookbuild.wheel     make the wheel if it is not current; print its path
 """
 
 from __future__ import annotations

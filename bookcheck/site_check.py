@@ -7,13 +7,14 @@ download), started once per test session (``Browser``; test_site.py's ``browser`
 console errors, and what each copy button gives. New checks of the site take a ``Load``
 or call ``Browser.evaluate(url, js)``.
 
-The book's build, the fixture sites' builds and the browser pass over the book run in a
-process of their own, started when the tests start (``Background``, from the pages plugin).
+The site step (bookcheck.steps) builds the book once (``book_build``, the tests' ``book``
+fixture) and opens every page once (``site_pass``); the browser runs in the test process's one
+thread (Playwright's sync API).
 
-Used by test_site.py on the real book and on fixture sites that must fail. Also a small
+Used by the site's tests on the real book and on fixture sites that must fail. Also a small
 command line for looking at pages as a reader would:
 
-    python tests/site_check.py screenshot URL out.png [--dark] [--width 1280] [--height 2400]
+    python -m bookcheck.site_check screenshot URL out.png [--dark] [--width 1280] [--height 2400]
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,129 +73,32 @@ def _build_command(dest: Path, config: Path):
 
 def build_site(dest: Path, config: Path = ROOT / "mkdocs.yml") -> Build:
     """``mkdocs build --strict`` into ``dest``. Notebooks are shown with their stored outputs
-    (not executed; test_notebooks_anywhere.py proves those current). The wheel of
-    `snippets` is made first when it is not current (bookcheck.wheel, as `make build` does)."""
-    from bookcheck import wheel
-
-    wheel.ensure()
+    (not executed; test_notebooks_anywhere.py proves those current). The build's hook makes the
+    wheel of `snippets` when it is not current (overrides/hooks.py)."""
     command, env = _build_command(dest, config)
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=config.parent, env=env, capture_output=True, text=True, timeout=600)
     return Build(proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start, Path(dest))
 
 
-class Background:
-    """The session's site builds and the book's browser pass, in one process of their own
-    (``python tests/site_check.py background WORKDIR``), started when the tests start: while
-    the pages' blocks run in the test process, no browser, server or build thread runs there.
-
-    The process builds the book, then the fixture site, then opens every page of the book
-    (inspect_site with site_a11y.page_checks); it writes each result to WORKDIR/<job>.json and
-    prints the job's name when it is done. ``build(name)`` and ``site_pass()`` wait for a job
-    by reading those lines (no polling, no timer). It runs at the tests' priority, unlike the
-    other work started early (bookcheck.worker): its jobs run one after another for minutes, and
-    the site's tests, last in the session, wait for the last of them (chromium also sets its own
-    processes' priorities)."""
-
-    JOBS = ("book", "broken-site")
-
-    def __init__(self):
-        self.proc = None
-        self.done: set[str] = set()
-        self.workdir = Path(tempfile.mkdtemp(prefix="book-builds-"))
-        import atexit
-
-        atexit.register(shutil.rmtree, self.workdir, True)
-
-    def start(self, browser_pass: bool = True):
-        """Start the process (once a session). ``browser_pass=False``: the book's build alone
-        (a session whose only site check is Lighthouse's, tests/test_lighthouse.py)."""
-        if self.proc is None:
-            self.log = open(self.workdir / "background.log", "w+", encoding="utf-8")  # noqa: SIM115
-            command = [sys.executable, __file__, "background", str(self.workdir)] + ([] if browser_pass else ["--build-only"])
-            self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
-
-    def _wait(self, job: str) -> dict:
-        self.start()
-        while job not in self.done:
-            line = self.proc.stdout.readline()
-            if not line:
-                code = self.proc.wait()
-                self.log.seek(0)
-                raise RuntimeError(f"the background builds ended (exit {code}) before {job}:\n{self.log.read()[-3000:]}")
-            self.done.add(line.strip())
-        return json.loads((self.workdir / f"{job}.json").read_text(encoding="utf-8"))
-
-    def build(self, name: str) -> "Build":
-        data = self._wait(name)
-        return Build(data["returncode"], data["log"], data["seconds"], Path(data["site"]))
-
-    def site_pass(self):
-        """(inspected, copied pages, structural problems, round-trip problems) of the book."""
-        import round_trip
-
-        data = self._wait("site-pass")
-        if "error" in data:
-            raise RuntimeError(data["error"])
-        site = Path(data["site"])
-        inspected = {rel: (Load(**load), (site / rel).read_text(encoding="utf-8"))
-                     for rel, load in data["pages"].items()}
-        pages, structural = round_trip.copied_pages(inspected)
-        return inspected, pages, structural, round_trip.round_trip(pages)
-
-    def stop(self):
-        """End the process if it still runs (a session that stops early leaves nothing behind)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def background(workdir: Path, build_only: bool = False) -> None:
-    """The background process's work (see Background); ``build_only``: the book's build alone."""
-    import dataclasses
-
-    def done(job, data):
-        (workdir / f"{job}.json").write_text(json.dumps(data), encoding="utf-8")
-        print(job, flush=True)
-
-    configs = {
-        "book": lambda: ROOT / "mkdocs.yml",
-        "broken-site": lambda: fixture_project(ROOT / "tests" / "fixtures" / "site", workdir / "broken-site"),
-    }
-    if build_only:
-        del configs["broken-site"]
-    for job, config in configs.items():
-        try:
-            built = build_site(workdir / job / "site", config())
-        except Exception as exc:  # noqa: BLE001 - reported by the test that asks for it
-            built = Build(1, f"{type(exc).__name__}: {exc}", 0.0, workdir / job / "site")
-        done(job, {"returncode": built.returncode, "log": built.log, "seconds": built.seconds, "site": str(built.site)})
-        if job == "book":
-            book = built
-    if build_only:
-        return
+def book_build(workdir: Path) -> Build:
+    """The book's ``mkdocs build --strict`` into ``workdir``/site; a build that raised is a failed
+    Build whose log says why."""
     try:
-        if book.returncode != 0:
-            raise RuntimeError("the book's build failed:\n" + book.log[-3000:])
-        if chromium() is None:
-            raise RuntimeError("Debian chromium is not installed")
-        import site_a11y
-
-        inspected = inspect_site(book.site, measure=site_a11y.page_checks)
-        done("site-pass", {"site": str(book.site),
-                           "pages": {rel: dataclasses.asdict(load) for rel, (load, _) in inspected.items()}})
-    except Exception as exc:  # noqa: BLE001 - re-raised in the test that waits for it
-        done("site-pass", {"error": f"{type(exc).__name__}: {exc}"})
-    finally:
-        close_browser()
+        return build_site(workdir / "site")
+    except Exception as exc:  # noqa: BLE001 - reported by the test that asks for it
+        return Build(1, f"{type(exc).__name__}: {exc}", 0.0, workdir / "site")
 
 
-BACKGROUND = Background()
+def site_pass(site: Path):
+    """(inspected, copied pages, structural problems, round-trip problems) of a built book:
+    every page opened once on a phone (inspect_site with site_a11y.page_checks), then what the
+    copy buttons give compared with what the harness ran (bookcheck.round_trip)."""
+    from . import round_trip, site_a11y
 
-
-def start_book_build():
-    """Start the background process: the book's build, the fixture sites', the browser pass."""
-    BACKGROUND.start()
+    inspected = inspect_site(site, measure=site_a11y.page_checks)
+    pages, structural = round_trip.copied_pages(inspected)
+    return inspected, pages, structural, round_trip.round_trip(pages)
 
 
 def fixture_project(pages: Path, workdir: Path) -> Path:
@@ -375,7 +278,7 @@ class Browser:
         mermaid and KaTeX libraries are parsed once); ``empty``: URL globs answered with an
         empty file (as if emptied), in a context of their own. Every page gets TRACK_RENDERS
         and site_a11y.INIT_SCRIPT (diagrams' shadow roots open to the checks)."""
-        import site_a11y
+        from bookcheck import site_a11y
 
         context = self._browser.new_context(**(options or {})) if empty else self._shared_context(options)
         try:
@@ -454,7 +357,7 @@ class Browser:
 
     def run(self, fn, *args, **kwargs):
         """``fn(browser, *args, **kwargs)`` with this session's playwright Browser, for checks
-        that make their own contexts (tests/test_site_a11y.py); in the browser's thread."""
+        that make their own contexts (tests/test_site_a11y.py)."""
         return fn(self._browser, *args, **kwargs)
 
     def evaluate(self, url: str, script: str):
@@ -481,59 +384,22 @@ class Browser:
             return self.result(page, copies=False)
 
 
-class _BrowserThread:
-    """The session's one Browser, used from any thread: Playwright's sync API belongs to the
-    thread that started it, so every call runs in one thread of its own (the test thread and
-    the background site pass share the browser)."""
-
-    def __init__(self):
-        from concurrent.futures import ThreadPoolExecutor
-
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="browser")
-        self._browser = None
-
-    def _get(self) -> Browser:
-        if self._browser is None:
-            self._browser = Browser()
-        return self._browser
-
-    def __getattr__(self, name):
-        def call(*args, **kwargs):
-            return self._pool.submit(lambda: getattr(self._get(), name)(*args, **kwargs)).result()
-
-        return call
-
-    def start(self):
-        """Start chromium now; raises BrowserMissing, ImportError or Playwright's error."""
-        self._pool.submit(self._get).result()
-
-    def shutdown(self):
-        if self._browser is not None:
-            self._pool.submit(self._browser.close).result()
-        self._pool.shutdown()
+_BROWSER: Browser | None = None
 
 
-_BROWSER = None
-_BROWSER_LOCK = threading.Lock()
-
-
-def browser():
-    """The session's browser (a Browser's methods, run in the browser's thread)."""
+def browser() -> Browser:
+    """The session's one Browser (started at the first call; close_browser ends it)."""
     global _BROWSER
-    with _BROWSER_LOCK:
-        if _BROWSER is None:
-            _BROWSER = _BrowserThread()
+    if _BROWSER is None:
+        _BROWSER = Browser()
     return _BROWSER
 
 
 def close_browser():
     global _BROWSER
-    with _BROWSER_LOCK:
-        if _BROWSER is not None:
-            _BROWSER.shutdown()
-            _BROWSER = None
-
-
+    if _BROWSER is not None:
+        _BROWSER.close()
+        _BROWSER = None
 
 
 def check_loaded_page(result: Load, html: str) -> list[str]:
@@ -633,12 +499,5 @@ if __name__ == "__main__":
     shot.add_argument("--dark", action="store_true")
     shot.add_argument("--width", type=int, default=1280)
     shot.add_argument("--height", type=int, default=2400)
-    back = sub.add_parser("background", help="the session's builds and browser pass (see Background)")
-    back.add_argument("workdir", type=Path)
-    back.add_argument("--build-only", action="store_true", help="the book's build, no fixture site, no browser pass")
     args = parser.parse_args()
-    if args.cmd == "background":
-        sys.path.insert(0, str(Path(__file__).parent))
-        background(args.workdir, args.build_only)
-    else:
-        screenshot(args.url, args.out, args.dark, args.width, args.height)
+    screenshot(args.url, args.out, args.dark, args.width, args.height)

@@ -1,7 +1,7 @@
 """`make drift TORCH=2.14.1`: which outputs and errors of the pages change on another torch.
 
 Builds (once) a second venv under .cache/torch-VERSION/ with that torch and the
-book's other pins (bookcheck.versions.venv_for), runs every page's blocks there (each chain once, first seed), and
+book's other pins (tools.torch_venvs.venv_for), runs every page's blocks there (each chain once, first seed), and
 reports per page the blocks whose output differs from what the page shows for that version,
 or which now fail. A report, not a test: nothing is changed. For a verified version
 (mkdocs.yml, extra.torch_also) a difference is shown on the page in content tabs
@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import DOCS, ROOT
-from .versions import venv_for
+from bookcheck import DOCS, ROOT
+from tools.torch_venvs import venv_for
 
 CACHE = ROOT / ".cache" / "drift"
 
@@ -37,9 +37,9 @@ def report(pages: list[Path]) -> tuple[list[str], dict]:
     """Run the pages here; lines of the report and its totals."""
     import torch
 
-    from .page import parse_page
-    from .run import SEEDS, PageRuns
-    from .versions import running
+    from bookcheck.page import parse_page
+    from bookcheck.run import SEEDS, PageRuns
+    from bookcheck.versions import running
 
     lines = [f"torch {torch.__version__}, Python {sys.version.split()[0]}"]
     totals = {"pages": 0, "pages changed": 0, "blocks run": 0, "outputs changed": 0, "new errors": 0}
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     python = venv_for(args.torch)
     CACHE.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
-    out = subprocess.run([str(python), "-m", "bookcheck.drift", "--here", *map(str, pages)], cwd=ROOT, env=env,
+    out = subprocess.run([str(python), "-m", "tools.drift", "--here", *map(str, pages)], cwd=ROOT, env=env,
                          capture_output=True, text=True)
     text = out.stdout + (out.stderr[-3000:] if out.returncode else "")
     path = CACHE / f"report-torch-{args.torch}.txt"

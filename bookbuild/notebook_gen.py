@@ -1,6 +1,6 @@
 """Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``) from Python modules.
 
-``python -m bookcheck.notebook_gen`` writes every notebook of ``BUILDERS`` whose cells changed
+``python -m bookbuild.notebook_gen`` writes every notebook of ``BUILDERS`` whose cells changed
 into ``docs/notebooks/``, without outputs (execution_count null, outputs []); then
 ``python -m bookcheck.notebooks`` executes them and stores their outputs (``make notebooks`` runs
 both). ``tests/test_exercises.py`` fails if a committed notebook, its outputs aside, differs from
@@ -16,7 +16,7 @@ To add a notebook:
    ``# --8<-- [end:name]`` (the markers pages include with pymdownx.snippets), so a notebook
    never holds a second, diverging copy of it.
 2. Add it to ``BUILDERS`` under the notebook's file name (without ``.ipynb``), add the file
-   to the ``nav:`` of mkdocs.yml, and run ``python -m bookcheck.notebook_gen``.
+   to the ``nav:`` of mkdocs.yml, and run ``python -m bookbuild.notebook_gen``.
 
 ``build`` puts the set-up cell (``SETUP``) right after the title: do not add it yourself. It
 imports torch and, when the ``snippets`` package is not installed, installs it from the
@@ -31,7 +31,8 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from snippets.workshop import TASKS
-from .versions import pinned
+from snippets.workshop.check import get_task, starter_path
+from bookcheck.versions import pinned
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "snippets" / "exercises"  # the modules whose sections the notebooks show
@@ -393,9 +394,7 @@ def accumulation():
 
 
 def workshop(task):
-    """The notebook of a workshop task (bookcheck/workshop_cells.py holds its cells)."""
-    from bookcheck.workshop_cells import cells
-
+    """The notebook of a workshop task (its cells: ``cells`` below)."""
     return cells(task)
 
 
@@ -432,15 +431,75 @@ def text(name):
 
 def committed_cells(path):
     """The notebook file at ``path`` as this module writes it: its outputs removed."""
-    from .notebooks import without_outputs
+    from bookcheck.notebooks import without_outputs
 
     return nbformat.writes(without_outputs(nbformat.read(path, as_version=4))) + "\n"
+
+
+
+# ---- the workshop's notebooks, one per task (docs/notebooks/w-<task>.ipynb): the code is copied
+# from the ``# --8<-- [start:name]`` sections of snippets/workshop/<task>.py and from
+# snippets/workshop/starters/<task>.py, so a notebook holds no second copy; the last cell runs the
+# checker on the reader's ``backward``.
+
+TASK_DIR = Path(__file__).resolve().parent.parent / "snippets" / "workshop"  # the tasks
+PAGES = {"softmax_ce": "losses", "logsumexp": "losses", "layernorm": "normalisation",
+         "batchnorm": "normalisation", "linear": "matmul-attention", "attention": "matmul-attention",
+         "embedding": "indexing", "maxpool": "indexing", "custom_op": "custom-op"}
+# Names the notebook gives what a task module defines outside its forward section: a custom
+# operator's name, distinct from the module's so that the two definitions do not meet.
+GIVEN = {"EPS": "EPS = 1e-5", "OP_NAME": 'OP_NAME = "notebook::swish"'}
+
+
+def task_section(task, name):
+    """The lines between ``# --8<-- [start:name]`` and ``# --8<-- [end:name]`` of a task module."""
+    return section(f"snippets/workshop/{task}.py", name)
+
+
+def cells(task):
+    mod = get_task(task)
+    page = f"{SITE}workshop/{PAGES[task]}/#{task.replace('_', '-')}"
+    imports = [line for line in (TASK_DIR / f"{task}.py").read_text(encoding="utf-8").splitlines()
+               if line.startswith(("import ", "from ")) and "snippets" not in line and line != "import warnings"]
+    return [
+        new_markdown_cell(
+            f"# Derive the backward: {mod.TITLE}\n\n"
+            f"The task, its hints and the derivation are on [its page]({page}). Shapes and dtypes:\n\n"
+            + f"```text\n{mod.__doc__.strip()}\n```\n\n"
+            "**How this notebook works.** Run it top to bottom. The forward is given; the cell "
+            "\"Your backward\" holds a starter that runs and is wrong, and the last cell checks it "
+            "against torch and prints `FAIL` with the gradient, the case and the first wrong entry, "
+            "never the formula. The call below passes `seed=1`, the cases this page shows; remove "
+            "it to draw fresh cases on every run (the report prints the seed, and `seed=` replays it). "
+            "Edit your backward and run the last two cells again until it prints `all checks passed`. "
+            "Your backward runs in a separate process, sent there as its code with the names it uses "
+            "(modules, functions, numbers): keep what it needs in its own cell. Hints are earned: each "
+            "failed check unlocks the next level (where to look, the structure, a check by hand, the "
+            "formula), recorded in `.workshop/` beside the notebook; add `hint=4` to the call to see "
+            "the highest one unlocked."),
+        new_markdown_cell("## The forward (given)"),
+        new_code_cell("\n".join(imports) + "\n" + "".join(f"\n{line}\n" for name, line in GIVEN.items() if hasattr(mod, name)) + "\n\n"
+                      + task_section(task, "forward")),
+        new_markdown_cell("## Your backward"),
+        new_code_cell(starter_path(task).read_text(encoding="utf-8").strip("\n")),
+        new_markdown_cell(details("Reference backward (open after you have tried)",
+                                  code_md(task_section(task, "backward")))
+                          + "\n\n## Check\n\nThe same checks as `python -m snippets.workshop check "
+                          f"{task} FILE`, on the `backward` of the cell above."),
+        new_code_cell("from snippets.workshop.check import check\n\n"
+                      f"print(check({task!r}, backward, forward, seed=1))"),
+    ]
+
+
+def name(task):
+    """The notebook's file name, without .ipynb."""
+    return f"w-{task.replace('_', '-')}"
 
 
 def main(argv=None):
     """Write every notebook whose cells changed into docs/notebooks/ (or into the folder given as
     argument), without outputs; a notebook whose cells are unchanged keeps its stored outputs."""
-    cli = argparse.ArgumentParser(prog="python -m bookcheck.notebook_gen", description=main.__doc__)
+    cli = argparse.ArgumentParser(prog="python -m bookbuild.notebook_gen", description=main.__doc__)
     cli.add_argument("folder", nargs="?", type=Path, default=NOTEBOOKS, help=f"default {NOTEBOOKS}")
     folder = cli.parse_args(argv).folder
     folder.mkdir(parents=True, exist_ok=True)

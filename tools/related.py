@@ -2,7 +2,7 @@
 diagrams checked against code and hand-trace tables) and the test files of the snippets it
 includes or imports.
 
-    python -m bookcheck.related docs/part1/forks.md   ->  docs/part1/forks.md tests/test_x.py ...
+    python -m tools.related docs/part1/forks.md   ->  docs/part1/forks.md tests/test_x.py ...
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-from . import ROOT
-from .notebooks import imported_snippets
-from .page import parse_page, snippet_files
+from bookcheck import ROOT
+from bookcheck.notebooks import imported_snippets
+from bookcheck.page import parse_page, snippet_files
 
 
 def snippets_of(page: Path) -> list[Path]:
@@ -56,7 +56,7 @@ def tests_of(snippets: list[Path]) -> list[Path]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m bookcheck.related docs/part/page.md", file=sys.stderr)
+        print("usage: python -m tools.related docs/part/page.md", file=sys.stderr)
         return 2
     page = Path(argv[0])
     if not page.is_file() or page.suffix != ".md":

@@ -37,10 +37,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import DOCS, HarnessError, rel
-from .markers import MARKER_LINE
-from .model import Page
-from .page import expand_snippets, snippet_files
+from bookcheck import DOCS, HarnessError, rel
+from bookcheck.markers import MARKER_LINE
+from bookcheck.model import Page
+from bookcheck.page import expand_snippets, snippet_files
 
 PAGES = "reference/drills*.md"  # relative to docs/
 APKG = "autograd-drills.apkg"
@@ -130,7 +130,7 @@ def _markdown():
     """Python-Markdown with the site's extensions and options (bookcheck.model.markdown_extensions)."""
     import markdown
 
-    from .model import markdown_extensions
+    from bookcheck.model import markdown_extensions
 
     names, configs = markdown_extensions(leave_out=NOT_ON_A_CARD)
     return markdown.Markdown(extensions=names, extension_configs=configs)

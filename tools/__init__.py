@@ -1,0 +1,8 @@
+"""Maintainers' commands, run from the project's root (each also behind a make target):
+
+    python -m tools.torch_venvs venv|test   the other verified torch's venv; every page on it (make test-torch)
+    python -m tools.drift --torch VERSION   which outputs and errors change on another torch (make drift)
+    python -m tools.related PAGE            the tests of the snippets a page uses (make test-page)
+
+lighthouse/ and zensical/ hold the pinned installs of `make lighthouse` and `make zensical`.
+"""
