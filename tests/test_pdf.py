@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bookbuild import pdf
+from bookbuild import apis, pdf
 from bookcheck import DOCS, ROOT
 from bookcheck.model import Page, config, nav_entries
 from bookcheck.results import chromium, in_ci
@@ -451,7 +451,7 @@ LINE_BREAK = r"[ \t]*\r?\n[ \t]*"
 
 def api_names() -> list[str]:
     """Every PyTorch name the book's code calls, as the API index prints it (bookbuild/apis.py)."""
-    names = json.loads((ROOT / "bookcheck" / "api_names.json").read_text(encoding="utf-8"))["names"]
+    names = json.loads(apis.NAMES_FILE.read_text(encoding="utf-8"))["names"]
     return sorted({name for name in names.values() if name}, key=len, reverse=True)
 
 
