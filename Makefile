@@ -114,11 +114,12 @@ test-serve: $(STAMP)
 test-torch: torch-venvs $(STAMP)
 	$(BIN)/python -m tools.torch_venvs test
 
-# Only the set-up of those venvs (nothing when they are current), niced: mostly disk work. It needs
+# Only the set-up of those venvs (nothing when they are current), niced, and at the idle I/O
+# class where ionice exists: mostly disk work, which otherwise slows every step beside it. It needs
 # Python 3.11 alone (bookcheck.versions reads the pins with the standard library), so it runs
 # beside the set-up of .venv.
 torch-venvs:
-	nice -n 10 $(BOOK_PYTHON) -m tools.torch_venvs venv
+	nice -n 10 $(if $(shell command -v ionice),ionice -c 3) $(BOOK_PYTHON) -m tools.torch_venvs venv
 
 # Lighthouse (mobile, its default throttling) on the book's home page, reading paths, a section's
 # index, a notebook page and three long pages, against an anchor measured in the same run (tests/test_lighthouse.py):

@@ -225,14 +225,11 @@ def build(config: dict, workdir: Path, cwd: Path, strict: bool) -> Path:
 
 
 def book_site(tmp: Path) -> Path:
-    """The site in BOOK_SITE, or the book built (strict) into ``tmp``."""
+    """The site in BOOK_SITE, or the book built (strict) into ``tmp`` (its hook makes the wheel)."""
     given = os.environ.get("BOOK_SITE")
     if given:
         assert (Path(given) / "index.html").is_file(), f"BOOK_SITE={given}: no built site there (no index.html)"
         return Path(given)
-    from bookcheck import wheel
-
-    wheel.ensure()  # the wheel the download page links (as `make build` does)
     command = [str(site_check.VENV_BIN / "mkdocs"), "build", "-q", "--strict", "-d", str(tmp)]
     proc = subprocess.run(command, cwd=site_check.ROOT, env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
                           capture_output=True, text=True, timeout=600)
