@@ -97,12 +97,7 @@ PYTEST_STEP = timeout -k 20 $(STEP_TIMEOUT) $(BIN)/python -m pytest --step $(@:s
 test: $(STAMP)
 	@$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target $(addprefix step-,$(STEPS))
 
-step-pages: $(STAMP)
-	$(PYTEST_STEP)
-
-# After the build (order only): when it ends, make starts the site step first, the longest beside
-# pages, instead of these two.
-step-notebooks step-serve: $(STAMP) | build
+step-pages step-notebooks step-serve: $(STAMP)
 	$(PYTEST_STEP)
 
 step-site: build
