@@ -282,7 +282,7 @@ MEASURE_DIAGRAMS = """(minPx) => Array.from(document.querySelectorAll('div.merma
   // the node declared last (mermaid's ids end in "flowchart-NAME-N", N in the order declared)
   let last = null, n = -1;
   root.querySelectorAll("g.node[id*='flowchart-']").forEach(g => {
-    const m = /-(\d+)$/.exec(g.id);
+    const m = /-([0-9]+)$/.exec(g.id);
     if (m && +m[1] > n) { n = +m[1]; last = g; }
   });
   const hr = host.getBoundingClientRect(), lr = last && last.getBoundingClientRect();
@@ -445,10 +445,13 @@ def _enter_query(page, query: str, timeout_ms: int, paste: bool = False) -> None
     ``paste``, as a reader pastes it: on one line, then the book's handling of a paste
     (assets/js/search.js) is waited for, and the results of what the box then holds.
 
-    Material searches on each keyup. The box is first emptied (the list then shows the
-    placeholder, or "Initializing search" while the index loads on a page's first search), then the query is entered whole and one keyup sent: the next list shown is
-    the one for the query. Every wait is for a state of the page, none for a time. A query of
-    several lines is entered as the box holds a pasted one: on one line."""
+    Material searches on each keyup and writes the count of each answer beside the box's
+    current text, so an answer to an earlier text that comes late would pass for the query's.
+    The box is first emptied and its own answer waited for: Material's placeholder ("Type to
+    start searching", from the page's translations), not "Initializing search", which the
+    page shows until the index is loaded. Then the query is entered whole and one keyup sent:
+    the next count shown is the query's. Every wait is for a state of the page, none for a
+    time. A query of several lines is entered as the box holds a pasted one: on one line."""
     box = page.locator("input[data-md-component='search-query']")
     button = page.locator("label.md-header__button[for='__search']")  # shown on a phone only
     if button.is_visible() and not page.evaluate("document.querySelector('[data-md-toggle=search]').checked"):
@@ -458,8 +461,12 @@ def _enter_query(page, query: str, timeout_ms: int, paste: bool = False) -> None
         const m = document.querySelector('.md-search-result__meta');
         const box = document.querySelector("input[data-md-component='search-query']");
         if (!m || box.value !== q) return false;
-        const placeholder = !/\\d|No matching/.test(m.textContent);
-        return wantEmpty ? placeholder : !placeholder; }"""
+        const t = JSON.parse(document.getElementById('__config').textContent).translations;
+        const text = m.textContent.trim();
+        if (wantEmpty) return text === t["search.result.placeholder"];
+        const other = t["search.result.other"].split("#").map(s => s.replace(/[.*+?^${}()|[\\]\\\\]/g, "\\\\$&"));
+        const count = new RegExp("^" + other.join("[0-9.]+k?") + "$");
+        return text === t["search.result.none"] || text === t["search.result.one"] || count.test(text); }"""
     box.fill("")
     box.press("End")
     page.wait_for_function(state, arg=["", True], timeout=timeout_ms)
