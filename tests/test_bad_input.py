@@ -665,7 +665,6 @@ def _exempt():
     add("distributed_accumulation", "make_model", "shape nonfinite", "takes one int seed; torch reports anything else")
     add("distributed_accumulation", "loss_fn", "nonfinite", FAITHFUL)
     add("distributed_accumulation", "full_batch_gradient", "nonfinite", "sizes are checked as positive ints (see by_hand)")
-    add("scale.launch", "free_port", "type shape nonfinite", NO_ARGS)
     add("scale.ddp", "make_model", "shape", "takes one number, the value of every weight")
     add("scale.ddp", "loss_fn", "nonfinite", FAITHFUL)
     add("scale.ddp", "full_batch_gradients", "shape nonfinite", "takes a module of the page (its shapes are the page's); "

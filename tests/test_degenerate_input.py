@@ -560,7 +560,7 @@ def _exempt():
         "inputs; the op's degenerate inputs (an empty x, NaN and inf) are tested in tests/test_scale_custom_op.py")
     add("scale.launch", "rank_rows", "slices the example's batch by rank: ints only, anything else refused by name "
         "(test_bad_input)")
-    add("scale.launch", "free_port run_ranks", "starts processes; what a rank computes is its function's "
+    add("scale.launch", "run_ranks", "starts processes; what a rank computes is its function's "
         "(tests/test_launch.py: one rank, three ranks, a rank that raises, a job that hangs)")
     for module in ("scale.ddp", "scale.fsdp"):
         add(module, " ".join(sorted({n for (m, n) in _public_names() if m == module})),

@@ -1,7 +1,9 @@
 """Start a small distributed job on this machine: ``run_ranks(fn, world_size=2)``.
 
-Each rank is a new Python process that joins a gloo process group on 127.0.0.1 at a free port,
-calls ``fn(rank, world_size, *args)`` and sends back what it returns. The processes are
+Each rank is a new Python process that joins a gloo process group through a store this
+process opens on 127.0.0.1 (at a port the OS assigns while the store binds it, so two jobs at
+once never meet), waits at a barrier until every rank has joined, calls
+``fn(rank, world_size, *args)`` and sends back what it returns. The processes are
 started by multiprocessing's ``forkserver`` (``spawn`` where the platform has no forkserver):
 the server imports torch once, at the first call, and each rank is a fork of it, so a rank
 starts in a fraction of a second instead of importing torch anew. ``run_ranks`` returns those
@@ -30,17 +32,9 @@ import multiprocessing
 import os
 import pickle
 import queue
-import socket
 import sys
 import time
 import traceback
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 PRELOAD = ["torch", "torch.distributed", "torch._dynamo"]  # DDP and FSDP import torch._dynamo
@@ -86,10 +80,15 @@ def _send_and_exit(results, rank, ok, value):
 def _rank_main(fn, rank, world_size, port, args, timeout, results):
     import torch.distributed as dist
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     try:
-        dist.init_process_group("gloo", rank=rank, world_size=world_size,
-                                timeout=datetime.timedelta(seconds=timeout))
+        wait = datetime.timedelta(seconds=timeout)
+        store = dist.TCPStore("127.0.0.1", port, world_size, is_master=False, timeout=wait)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=world_size, timeout=wait)
+        # A rank's init ends when its own connections are made, maybe before another rank's: one
+        # that then returned (or raised) and exited at once would close a connection that rank
+        # is still making ("connectFullMesh failed ... Connection closed by peer"). The barrier
+        # ends on no rank before every rank's init has.
+        dist.barrier()
         try:
             value = fn(rank, world_size, *args)
         finally:
@@ -123,9 +122,15 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         raise TypeError(f"args must be a tuple of the extra arguments of fn; got {type(args).__name__}")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+    import torch.distributed as dist
+
     ctx = _context()
     results = ctx.Queue()
-    port = free_port()
+    # The job's store, bound here to a port the OS picks: no port is chosen first and bound
+    # later, when another job (another process running examples) may have taken it.
+    store = dist.TCPStore("127.0.0.1", 0, world_size, is_master=True, wait_for_workers=False,
+                          timeout=datetime.timedelta(seconds=timeout))
+    port = store.port
     procs = [ctx.Process(target=_rank_main, args=(fn, r, world_size, port, args, timeout, results), daemon=True)
              for r in range(world_size)]
     for p in procs:
@@ -153,6 +158,7 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
             if p.is_alive():
                 p.terminate()
                 p.join(timeout=5)
+        del store  # its port closes
     failed = sorted(r for r, (ok, _) in got.items() if not ok)
     if failed:
         exc, _text = got[failed[0]][1]
