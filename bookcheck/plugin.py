@@ -24,6 +24,8 @@ from bookcheck import DOCS, ROOT, HarnessError, markers, results, steps, worker
 from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
 
+START = pytest.StashKey[tuple]()  # (monotonic seconds, CPU seconds) when the session was configured
+
 UPDATES: dict = {}  # path -> {line of the block's fence: what it prints}
 
 
@@ -39,7 +41,39 @@ def pytest_addoption(parser):
                      help="run one step's tests: " + ", ".join(steps.STEPS) + " (bookcheck.steps)")
 
 
+def _cpu_seconds() -> float:
+    """User and system CPU time of this process, of the processes it has waited for, and (where
+    /proc exists) of its live descendants and the processes they waited for: the browser's
+    processes are the children of playwright's driver, which lives until the session ends."""
+    import os
+    import resource
+
+    total = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+    try:
+        stats = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            stats[int(pid)] = (int(fields[1]), sum(int(x) for x in fields[11:15]))  # ppid; utime stime cutime cstime
+    except OSError:
+        return total
+    tick = os.sysconf("SC_CLK_TCK")
+    mine, grew = {os.getpid()}, True
+    while grew:
+        new = {pid for pid, (ppid, _) in stats.items() if ppid in mine} - mine
+        mine |= new
+        grew = bool(new)
+    return total + sum(stats[pid][1] for pid in mine - {os.getpid()}) / tick
+
+
 def pytest_configure(config):
+    import time
+
+    config.stash[START] = (time.monotonic(), _cpu_seconds())
     for line in markers.pytest_marker_lines():
         config.addinivalue_line("markers", line)
 
@@ -268,6 +302,14 @@ def _record_verified(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter):
+    import time
+
+    wall, cpu = time.monotonic(), _cpu_seconds()
+    wall0, cpu0 = terminalreporter.config.stash.get(START, (wall, cpu))
+    step = terminalreporter.config.getoption("step") or "all"
+    # each step's time and CPU, in the logs of make test and CI: what a change of the harness costs
+    terminalreporter.write_line(f"step {step}: {wall - wall0:.0f} s wall, {cpu - cpu0:.0f} s CPU "
+                                "(its processes and theirs)")
     ran = len(REUSE.done | REUSE.failed)
     if REUSE.reused:
         terminalreporter.write_line(
