@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,36 @@ def test_a_whole_passing_run_records_the_tree_it_verified_and_a_failing_one_forg
     code, out = run(project, store, "--fresh", *whole, paths=(), env={ENV_KIND[1]: ENV_KIND[2]})
     assert code == 1 and not record.exists(), out
     assert results.verified(project, folder=tmp_path) is None
+
+
+BUSY_GRANDCHILD = """
+import subprocess, sys, time
+busy = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 1: pass\\ntime.sleep(300)"
+subprocess.Popen([sys.executable, "-c", busy])
+time.sleep(300)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc, which this system has not")
+def test_a_steps_cpu_time_counts_its_live_descendants():
+    """The step line's CPU time ("step NAME: ... s CPU") counts a grandchild that is still running,
+    as the browser's processes are when a session ends: rusage alone would not."""
+    import resource
+
+    from bookcheck.plugin import _cpu_seconds
+
+    def reaped():
+        u = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return u.ru_utime + u.ru_stime
+
+    before, reaped_before = _cpu_seconds(), reaped()
+    child = subprocess.Popen([sys.executable, "-c", BUSY_GRANDCHILD], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _cpu_seconds() - before < 1.0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _cpu_seconds() - before >= 1.0
+        assert reaped() - reaped_before < 0.5  # the grandchild is in no rusage yet
+    finally:
+        os.killpg(child.pid, 9)
+        child.wait()
