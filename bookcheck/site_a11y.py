@@ -228,6 +228,62 @@ def axe_problems(page, every_rule=False) -> list[str]:
     return problems
 
 
+def axe_in_modes(page, modes, every_rule=False) -> dict[str, list[str]]:
+    """axe_problems in each (scheme, width) of ``modes``, in order, on one load of the page: the
+    reader's own actions between two modes (the window resized, the header's palette toggle
+    clicked) instead of a load each. {"scheme-width": problems} for every mode."""
+    found = {}
+    for scheme, width in modes:
+        switch_scheme(page, scheme)
+        resize(page, width)
+        found[f"{scheme}-{width}"] = axe_problems(page, every_rule=every_rule)
+    return found
+
+
+# After a resize (a window made narrower, a phone rotated) math.js and diagrams.js measure every
+# display formula and drawn diagram again: the page is as one loaded at the new width once each
+# is marked as wide (a scroll region reachable by keyboard) exactly when it is wider than its box.
+MARKED_FOR_WIDTH = """() =>
+  Array.from(document.querySelectorAll('div.arithmatex')).every((el) => !el.querySelector('.katex')
+    || el.getAttribute('data-overflow') === (el.scrollWidth > el.clientWidth + 1 ? 'yes' : 'no'))
+  && Array.from(document.querySelectorAll('[data-book-diagram]')).every((el) =>
+    el.hasAttribute('tabindex') === (el.scrollWidth > el.clientWidth + 1))"""
+
+
+# Material eases some changes of a resize or a scheme (its header, search overlay, colours) over
+# a quarter of a second: each running transition is taken to its end, the state a reader then
+# sees, since a tab the browser does not draw (a second one) would not reach it.
+FINISH_TRANSITIONS = """() => document.getAnimations().forEach((a) => {
+  if (a.effect && a.effect.getTiming().iterations !== Infinity) a.finish(); })"""
+
+
+def resize(page, width: int, height: int = 900, timeout_ms: int = 60000) -> None:
+    """The viewport made ``width`` x ``height`` CSS px, every formula and diagram marked for it,
+    and every transition the resize started ended."""
+    size = page.viewport_size or {}
+    if (size.get("width"), size.get("height")) != (width, height):
+        page.set_viewport_size({"width": width, "height": height})
+    page.wait_for_function(MARKED_FOR_WIDTH, timeout=timeout_ms, polling=100)
+    page.evaluate(FINISH_TRANSITIONS)
+
+
+# Material's palette: the scheme each toggle label switches to, by the scheme the page shows.
+SCHEMES = {"light": "default", "dark": "slate"}
+
+
+def switch_scheme(page, scheme: str, timeout_ms: int = 30000) -> None:
+    """The page shown in ``scheme`` ("light" or "dark"), as a reader switches it: a click on the
+    header's palette toggle when it shows the other one; then every transition of the page's
+    colours is ended (axe reads the colours as they are drawn)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme={scheme!r}: pass one of {', '.join(SCHEMES)}")
+    shown = "() => document.body.getAttribute('data-md-color-scheme')"
+    if page.evaluate(shown) != SCHEMES[scheme]:
+        page.locator(f"form[data-md-component='palette'] label[title='Switch to {scheme} mode']").click()
+        page.wait_for_function(f"s => ({shown})() === s", arg=SCHEMES[scheme], timeout=timeout_ms)
+    page.evaluate(FINISH_TRANSITIONS)
+
+
 def _contrast(data) -> str:
     if not isinstance(data, dict):
         return ""

@@ -593,7 +593,11 @@ def test_checks_reject_a_page_printed_before_its_diagrams_are_drawn_or_with_its_
 # The print page itself, on screen
 # --------------------------------------------------------------------------------------------
 
-MODES = (("light", 390), ("light", 1440), ("dark", 390), ("dark", 1440))
+# Each scheme and each width once, in one load of the page, a reader's resize and palette toggle
+# between the two (site_a11y.axe_in_modes): axe takes about 45 s a mode on this page, whose
+# content is every page's, each checked on its own in the light scheme at 390 px and one page per
+# template in all four modes (tests/test_site_a11y.py).
+MODES = (("light", 1440), ("dark", 390))
 MATH_SETTLED = """() => document.readyState === "complete"
   && (!document.fonts || document.fonts.status === "loaded")
   && Array.from(document.querySelectorAll(".arithmatex")).every((el) => el.querySelector(".katex"))
@@ -602,16 +606,16 @@ MATH_SETTLED = """() => document.readyState === "complete"
 
 def test_the_print_page_has_no_serious_or_critical_axe_violation(book_pdf, browser):
     """The page the PDF is printed from is a page of the site too (print_page/, the whole book,
-    about 4 MB): axe-core finds no serious or critical violation on it, in both schemes at both
-    widths. Checked here, beside the PDF made from it, since one pass over it takes about 40 s.
+    about 4 MB): axe-core finds no serious or critical violation on it, in each scheme and at
+    each width (MODES). Checked here, beside the PDF made from it, since axe takes minutes on it.
     Its notebooks are shown as on their own pages (overrides/site_hooks.py, notebook_html):
     with nbconvert's markup it failed color-contrast (#408080 comments, 3.54:1 on the dark
     scheme's code background) and scrollable-region-focusable (each cell's code)."""
     from bookcheck import site_a11y
     from bookcheck import site_check
 
-    def axe_in(b, url, scheme, width):
-        context = b.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    def axe_in(b, url):
+        context = b.new_context(viewport={"width": MODES[0][1], "height": 900}, color_scheme=MODES[0][0])
         try:
             page = context.new_page()
             page.goto(url, wait_until="load", timeout=180000)
@@ -619,12 +623,12 @@ def test_the_print_page_has_no_serious_or_critical_axe_violation(book_pdf, brows
             # keyboard once measured); its diagrams, drawn in the PDF's checks and checked by axe
             # on their own pages, are left as they load here (drawing all 47 costs minutes)
             page.wait_for_function(MATH_SETTLED, timeout=180000, polling=200)
-            return site_a11y.axe_problems(page)
+            return site_a11y.axe_in_modes(page, MODES)
         finally:
             context.close()
 
     with site_check.serve(book_pdf.parent) as base:
-        found = {f"{scheme}-{width}": browser.run(axe_in, f"{base}print_page/", scheme, width)
-                 for scheme, width in MODES}
+        found = browser.run(axe_in, f"{base}print_page/")
+    assert list(found) == [f"{s}-{w}" for s, w in MODES]
     problems = {mode: p for mode, p in found.items() if p}
     assert problems == {}, "\n".join(f"{mode}: {p}" for mode, ps in problems.items() for p in ps)

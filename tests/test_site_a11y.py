@@ -23,9 +23,10 @@ from bookcheck.page import parse_page
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"
 FIXTURES = Path(__file__).parent / "fixtures" / "a11y"
-# The three axe modes beyond the one every page is checked in (light at 390 px, in the site's one
-# pass): run on one page per template.
-OTHER_MODES = (("light", 1440), ("dark", 390), ("dark", 1440))
+# Every mode a reader can be in, in the order one load goes through them (site_a11y.axe_in_modes:
+# a resize or the palette toggle between two): checked on one page per template (TEMPLATES) and
+# a few more (EVERY_RULE_PAGES); every page is checked in the first, in the site's one pass.
+MODES = (("light", 390), ("light", 1440), ("dark", 1440), ("dark", 390))
 TEMPLATES = {
     "index.html": "the home page",
     "part1/hand-trace/index.html": "a Markdown page with diagrams, math, tables and collapsible answers",
@@ -312,17 +313,53 @@ def test_templates_cover_every_kind_of_page(built):
     assert set(TEMPLATES) <= pages, set(TEMPLATES) - pages
 
 
-@pytest.mark.parametrize("scheme,width", OTHER_MODES, ids=[f"{s}-{w}" for s, w in OTHER_MODES])
-def test_no_serious_or_critical_axe_violation_on_each_template(built, browser, scheme, width):
-    """One page per template in the other three modes (dark and light, phone and desktop)."""
-    options = {"viewport": {"width": width, "height": 900}, "color_scheme": scheme}
+# What axe reads of a page that depends on its mode: the scheme, the colours of each kind of
+# element, which formulas and diagrams are scroll regions.
+MODE_STATE = """() => {
+  const kinds = ["body", ".md-header", ".md-tabs", ".md-sidebar .md-nav__link", ".md-typeset a",
+    ".md-typeset code", ".highlight .kn, .highlight .k", ".highlight .c1", ".highlight .mi",
+    ".md-typeset .admonition-title, .md-typeset summary", ".md-typeset th", ".md-footer", ".katex"];
+  const colours = Object.fromEntries(kinds.map((s) => { const el = document.querySelector(s);
+    const c = el && getComputedStyle(el); return [s, c ? [c.color, c.backgroundColor] : null]; }));
+  return { scheme: document.body.getAttribute("data-md-color-scheme"), colours,
+    formulas: Array.from(document.querySelectorAll("div.arithmatex")).map((el) => el.getAttribute("data-overflow")),
+    diagrams: Array.from(document.querySelectorAll("[data-book-diagram]")).map((el) => el.hasAttribute("tabindex")) };
+}"""
+
+
+# hand-trace: a diagram that scrolls at 390 px and not at 1440; chain-rule: a formula that does.
+@pytest.mark.parametrize("rel", ["part1/hand-trace/", "part1/chain-rule/"])
+def test_a_resize_and_the_palette_toggle_leave_a_page_as_a_load_in_that_mode(built, browser, rel):
+    """site_a11y.axe_in_modes checks several modes on one load, with the reader's resize and
+    palette toggle between them: what axe reads then (MODE_STATE) is what a load in that mode
+    shows, both ways between the two modes furthest apart."""
+    modes = [("light", 1440), ("dark", 390)]
+
+    def state(b, url, loaded_in, shown_in):
+        context = b.new_context(viewport={"width": loaded_in[1], "height": 900}, color_scheme=loaded_in[0])
+        context.add_init_script(site_check.TRACK_RENDERS)
+        context.add_init_script(site_a11y.INIT_SCRIPT)
+        try:
+            page = context.new_page()
+            page.goto(url, wait_until="load")
+            site_check.Browser.settle(page)
+            site_a11y.reveal_diagrams(page)
+            site_a11y.resize(page, loaded_in[1])  # every formula and diagram measured once
+            site_a11y.switch_scheme(page, shown_in[0])
+            site_a11y.resize(page, shown_in[1])
+            return page.evaluate(MODE_STATE)
+        finally:
+            context.close()
+
     with site_check.serve(built) as base:
-        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in TEMPLATES]
-        loads = browser.open_many(urls, options=options, copies=False,
-                                  measure=lambda page: {"axe": site_a11y.axe_after_diagrams(page)})
-    problems = {rel: load.checks["axe"] for rel, load in zip(TEMPLATES, loads) if load.checks.get("axe")}
-    assert all("axe" in load.checks for load in loads)
-    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
+        for start, end in (modes, modes[::-1]):
+            loaded = browser.run(state, base + rel, end, end)
+            changed = browser.run(state, base + rel, start, end)
+            assert loaded["scheme"] == site_a11y.SCHEMES[end[0]]
+            assert len([c for c in loaded["colours"].values() if c]) >= 9, loaded["colours"]
+            assert changed == loaded, f"{rel}: loaded in {start}, then switched to {end}"
+    with pytest.raises(ValueError, match="scheme='sepia': pass one of light, dark"):
+        site_a11y.switch_scheme(None, "sepia")
 
 
 def test_wide_formulas_and_diagrams_are_reachable_on_a_slow_machine(built, browser):
@@ -521,7 +558,7 @@ def test_a_formula_shows_its_source_when_katex_cannot_load(served, browser):
 # --------------------------------------------------------------------------------------------
 
 # Pages of each template on which every rule of axe-core runs (site_a11y.NOT_RUN names what is
-# left out, with the reasons), in two modes: a phone in the light scheme, a desktop in the dark.
+# left out, with the reasons) in every mode, beside TEMPLATES.
 EVERY_RULE_PAGES = {
     "index.html": "the home page",
     "paths/index.html": "a section's index page",
@@ -537,7 +574,6 @@ EVERY_RULE_PAGES = {
     "reference/errors/index.html": "the error index",
     "404.html": "the 404 page",
 }
-EVERY_RULE_MODES = (("light", 390), ("dark", 1440))
 
 
 def _phone_page(b, url, scheme="light", width=390):
@@ -666,19 +702,21 @@ def test_the_api_index_uses_a_desktop_width_and_breaks_no_name(served, browser):
     assert not seen["toc"] and seen["table"] >= 0.95 * seen["column"], seen
 
 
-@pytest.mark.parametrize("scheme,width", EVERY_RULE_MODES, ids=[f"{s}-{w}" for s, w in EVERY_RULE_MODES])
-def test_no_axe_violation_of_any_rule_on_pages_of_each_template(built, browser, scheme, width):
+def test_no_axe_violation_of_any_rule_in_any_mode_on_pages_of_each_template(built, browser):
     """Every rule of axe-core, every impact (the moderate landmark-unique among them: each code
-    block's region and copy bar is named apart), on a few pages of each template."""
+    block's region and copy bar is named apart), in every mode (MODES), on one page per template
+    and a few more (TEMPLATES, EVERY_RULE_PAGES); every page of the site is checked in the light
+    scheme at 390 px by the site's pass."""
     assert set(site_a11y.NOT_RUN) == {"focus-order-semantics", "target-size", "deprecated", "wcag2aaa"}, "a rule left out needs its reason"
-    pages = sorted(EVERY_RULE_PAGES)
+    pages = sorted(set(TEMPLATES) | set(EVERY_RULE_PAGES))
     with site_check.serve(built) as base:
         urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
-        loads = browser.open_many(urls, options={"viewport": {"width": width, "height": 900}, "color_scheme": scheme},
-                                  copies=False, measure=lambda page: {"axe": (site_a11y.reveal_diagrams(page), site_a11y.axe_problems(page, every_rule=True))[1]})
-    assert all("axe" in load.checks for load in loads)
-    problems = {rel: load.checks["axe"] for rel, load in zip(pages, loads) if load.checks["axe"]}
-    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
+        loads = browser.open_many(urls, options={"viewport": {"width": MODES[0][1], "height": 900}, "color_scheme": MODES[0][0]},
+                                  copies=False, measure=lambda page: (site_a11y.reveal_diagrams(page),
+                                                                      site_a11y.axe_in_modes(page, MODES, every_rule=True))[1])
+    assert all(list(load.checks) == [f"{s}-{w}" for s, w in MODES] for load in loads), [load.checks for load in loads]
+    problems = [f"{rel} ({mode}): {p}" for rel, load in zip(pages, loads) for mode, ps in load.checks.items() for p in ps]
+    assert problems == [], "\n".join(problems)
 
 
 # --------------------------------------------------------------------------------------------
