@@ -18,11 +18,11 @@ from .model import Page
 
 class PageContext:
     """What the checks of one page share: the page model, its blocks, their runs (each cont
-    chain once per seed, in worker processes: bookcheck.worker) and ``update`` (given to
-    check_block under --update-outputs)."""
+    chain once per seed, in worker processes: bookcheck.worker), ``update`` (given to
+    check_block under --update-outputs) and ``first_run_only`` (--first-run-only)."""
 
-    def __init__(self, page: Page, update=None):
-        self.page, self.update = page, update
+    def __init__(self, page: Page, update=None, first_run_only: bool = False):
+        self.page, self.update, self.first_run_only = page, update, first_run_only
 
     @functools.cached_property
     def blocks(self) -> list:
@@ -50,9 +50,9 @@ class PageContext:
         raise ValueError(f"{entry}: node must be page, fence, table or heading")
 
 
-def page_checks(path, update=None) -> list[PageCheck]:
+def page_checks(path, update=None, first_run_only: bool = False) -> list[PageCheck]:
     """Every check of the page at ``path``, in page order (the guard first)."""
-    context = PageContext(Page.parse(path), update)
+    context = PageContext(Page.parse(path), update, first_run_only)
     checks = []
     for entry in markers.CHECKS:
         check = markers.resolve(entry.check)

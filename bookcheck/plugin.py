@@ -37,6 +37,10 @@ def pytest_addoption(parser):
     parser.addoption("--codeblocks", action="store_true",
                      help="pytest-codeblocks' flag, accepted: the book's pages plugin always collects the "
                           "pages given (pytest --codeblocks docs/part1/forks.md runs that page's checks)")
+    parser.addoption("--first-run-only", action="store_true",
+                     help="run each page block once, under the first of bookcheck.run.RUNS (make test-torch: "
+                          "whether an output depends on the seed or on this CPU's kernels is checked on the "
+                          "pinned torch); nothing is reused or recorded as a pass")
     parser.addoption("--step", default=None, type=steps.check_step, metavar="NAME",
                      help="run one step's tests: " + ", ".join(steps.STEPS) + " (bookcheck.steps)")
 
@@ -158,6 +162,8 @@ class Reuse:
             self.why_not = "--fresh"
         elif config.getoption("update_outputs"):
             self.why_not = "--update-outputs"
+        elif config.getoption("first_run_only"):
+            self.why_not = "--first-run-only"
         elif results.in_ci():
             self.why_not = "CI=true"
         self.active = not self.why_not
@@ -205,7 +211,7 @@ def pytest_unconfigure(config):
 class Page(pytest.File):
     def collect(self):
         update = self._record if self.config.getoption("update_outputs") else None
-        for check in page_checks(self.path, update):
+        for check in page_checks(self.path, update, first_run_only=self.config.getoption("first_run_only")):
             item = Check.from_parent(self, name=check.name, run=check.run)
             if check.skip is not None:
                 item.add_marker(pytest.mark.skip(reason=check.skip))

@@ -338,10 +338,11 @@ class PageRuns:
         return self._index[id(block)]
 
 
-def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None, update=None) -> None:
+def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None, update=None,
+                first_run_only: bool = False) -> None:
     """The whole check of one runnable block: its output compared with the page's, then a
     python block's output again under the second of RUNS (another seed, torch's plain CPU
-    kernels); a shell block runs once, since neither reaches its process.
+    kernels), unless ``first_run_only``; a shell block runs once, since neither reaches its process.
 
     ``runs``: the page's recorded chains (each chain then runs once per run of RUNS for all
     its blocks); without it, the block's chain runs afresh. ``update``: a callable given the
@@ -355,7 +356,7 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
         update(block, first.shown)
     else:
         compare_output(block, first.shown)
-    if block.syntax != "python":
+    if block.syntax != "python" or first_run_only:
         return  # a shell command runs in its own process: the harness's seed does not reach it
     second = runs.outcome(block, SEEDS[1])
     if second.error:
@@ -382,5 +383,6 @@ def page_check(context, block):
     from .markers import PageCheck
 
     skip = f"{block.where}: {block.mark('skip').reason}" if block.kind == "skipped" else None
-    return PageCheck(f"line {block.lineno}", lambda: check_block(context.blocks, block, context.runs, context.update),
+    return PageCheck(f"line {block.lineno}", lambda: check_block(context.blocks, block, context.runs, context.update,
+                                                                context.first_run_only),
                      skip, line=block.lineno)

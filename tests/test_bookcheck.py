@@ -11,7 +11,7 @@ import pytest
 
 from bookcheck import HarnessError, ROOT, counts, markers, notebooks, state
 from bookcheck.page import parse_page, parse_text
-from bookcheck.run import PageRuns, check_block
+from bookcheck.run import SEEDS, PageRuns, check_block
 from bookcheck.check import check_page
 from bookcheck.update import rewrite
 
@@ -201,6 +201,29 @@ def test_a_chain_runs_once_per_seed_for_all_its_blocks(tmp_path):
     for b in blocks:
         check_block(blocks, b, runs)
     assert count.read_text() == "run\n" * 2  # one run of the chain per seed, not one per block
+
+
+def test_first_run_only_runs_a_chain_once_and_leaves_the_seed_unchecked(tmp_path):
+    """make test-torch's --first-run-only: each chain runs once, under the first of RUNS, so an
+    output that depends on the seed passes there; the same block fails a whole check."""
+    count = tmp_path / "runs"
+    path = page(tmp_path, f'''\
+        ```python
+        import torch
+        with open({str(count)!r}, "a") as f:
+            f.write("run\\n")
+        print(torch.randint(0, 10**6, ()).item())
+        ```
+        ''')
+    blocks = parse_text(path.read_text(), path)
+    shown = PageRuns(blocks).outcome(blocks[0], SEEDS[0]).shown
+    path.write_text(path.read_text() + f"\n<!--pytest-codeblocks:expected-output-->\n```text\n{shown}```\n")
+    blocks = parse_text(path.read_text(), path)
+    count.write_text("")
+    check_block(blocks, blocks[0], first_run_only=True)
+    assert count.read_text() == "run\n"
+    with pytest.raises(HarnessError, match="printed something else on a second run with another RNG seed"):
+        check_block(blocks, blocks[0])
 
 
 def test_an_output_that_depends_on_the_cpu_kernels_fails_and_says_so(tmp_path):

@@ -60,8 +60,11 @@ def test(version: str | None = None, pytest_args=()) -> int:
     status = 0
     for v in [version] if version else also():
         python = venv_for(v)
-        print(f"pages on torch {v}: {python.relative_to(ROOT)} -m pytest docs", flush=True)
-        done = subprocess.run([str(python), "-m", "pytest", "-q", "--fresh", *(pytest_args or ["docs"])],
+        print(f"pages on torch {v}: {python.relative_to(ROOT)} -m pytest --first-run-only docs", flush=True)
+        # each block once: whether an output depends on the seed or this CPU's kernels is
+        # checked on the pinned torch (bookcheck.run.RUNS); here, what it prints on this one
+        done = subprocess.run([str(python), "-m", "pytest", "-q", "--fresh", "--first-run-only",
+                               *(pytest_args or ["docs"])],
                               cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
         if done.returncode:
             print(f"\nA block that prints something else on torch {v} than the page shows: show both outputs, in "
