@@ -240,14 +240,17 @@ def axe_in_modes(page, modes, every_rule=False) -> dict[str, list[str]]:
     return found
 
 
-# After a resize (a window made narrower, a phone rotated) math.js and diagrams.js measure every
-# display formula and drawn diagram again: the page is as one loaded at the new width once each
-# is marked as wide (a scroll region reachable by keyboard) exactly when it is wider than its box.
+# After a resize (a window made narrower, a phone rotated) math.js, diagrams.js and Material (its
+# code blocks, where a pointer can hover) measure every display formula, drawn diagram and code
+# block again: the page is as one loaded at the new width once each is marked as wide (a scroll
+# region reachable by keyboard) exactly when it is wider than its box.
 MARKED_FOR_WIDTH = """() =>
   Array.from(document.querySelectorAll('div.arithmatex')).every((el) => !el.querySelector('.katex')
     || el.getAttribute('data-overflow') === (el.scrollWidth > el.clientWidth + 1 ? 'yes' : 'no'))
   && Array.from(document.querySelectorAll('[data-book-diagram]')).every((el) =>
-    el.hasAttribute('tabindex') === (el.scrollWidth > el.clientWidth + 1))"""
+    el.hasAttribute('tabindex') === (el.scrollWidth > el.clientWidth + 1))
+  && (!matchMedia('(hover)').matches || Array.from(document.querySelectorAll('.md-content pre > code')).every((el) =>
+    el.hasAttribute('tabindex') === (el.scrollWidth > el.offsetWidth)))"""
 
 
 # Material eases some changes of a resize or a scheme (its header, search overlay, colours) over
@@ -258,12 +261,19 @@ FINISH_TRANSITIONS = """() => document.getAnimations().forEach((a) => {
 
 
 def resize(page, width: int, height: int = 900, timeout_ms: int = 60000) -> None:
-    """The viewport made ``width`` x ``height`` CSS px, every formula and diagram marked for it,
-    and every transition the resize started ended."""
+    """The viewport made ``width`` x ``height`` CSS px, every formula, diagram and code block
+    marked for it (waited for up to ``timeout_ms``: one never marked is then left for the
+    checks to report, as on a page loaded at that width), and every transition the resize
+    started ended."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     size = page.viewport_size or {}
     if (size.get("width"), size.get("height")) != (width, height):
         page.set_viewport_size({"width": width, "height": height})
-    page.wait_for_function(MARKED_FOR_WIDTH, timeout=timeout_ms, polling=100)
+    try:
+        page.wait_for_function(MARKED_FOR_WIDTH, timeout=timeout_ms, polling=100)
+    except PlaywrightTimeout:
+        pass
     page.evaluate(FINISH_TRANSITIONS)
 
 

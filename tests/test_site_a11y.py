@@ -314,7 +314,7 @@ def test_templates_cover_every_kind_of_page(built):
 
 
 # What axe reads of a page that depends on its mode: the scheme, the colours of each kind of
-# element, which formulas and diagrams are scroll regions.
+# element, which formulas, diagrams and code blocks are scroll regions.
 MODE_STATE = """() => {
   const kinds = ["body", ".md-header", ".md-tabs", ".md-sidebar .md-nav__link", ".md-typeset a",
     ".md-typeset code", ".highlight .kn, .highlight .k", ".highlight .c1", ".highlight .mi",
@@ -323,7 +323,8 @@ MODE_STATE = """() => {
     const c = el && getComputedStyle(el); return [s, c ? [c.color, c.backgroundColor] : null]; }));
   return { scheme: document.body.getAttribute("data-md-color-scheme"), colours,
     formulas: Array.from(document.querySelectorAll("div.arithmatex")).map((el) => el.getAttribute("data-overflow")),
-    diagrams: Array.from(document.querySelectorAll("[data-book-diagram]")).map((el) => el.hasAttribute("tabindex")) };
+    diagrams: Array.from(document.querySelectorAll("[data-book-diagram]")).map((el) => el.hasAttribute("tabindex")),
+    code: Array.from(document.querySelectorAll(".md-content pre > code")).map((el) => el.hasAttribute("tabindex")) };
 }"""
 
 
@@ -344,7 +345,7 @@ def test_a_resize_and_the_palette_toggle_leave_a_page_as_a_load_in_that_mode(bui
             page.goto(url, wait_until="load")
             site_check.Browser.settle(page)
             site_a11y.reveal_diagrams(page)
-            site_a11y.resize(page, loaded_in[1])  # every formula and diagram measured once
+            site_a11y.resize(page, loaded_in[1])  # every formula, diagram and code block measured once
             site_a11y.switch_scheme(page, shown_in[0])
             site_a11y.resize(page, shown_in[1])
             return page.evaluate(MODE_STATE)
