@@ -3,25 +3,36 @@ measured in the same run.
 
 The target, for every page measured (PAGES):
 
-- largest contentful paint at most 2.5 s, cumulative layout shift under 0.1, accessibility 100;
-- a page of fewer than 1,300 elements (Lighthouse's `dom-size` audit): performance at least 95;
-- a longer page: its total blocking time (TBT) per 1,000 elements at most a fixed multiple of
-  the anchor's. Blocking time grows with a page's length (style, layout and Material's start-up
-  for each code block), which no score bound can allow for; per 1,000 elements, the pages compare.
+- largest contentful paint at most 2.5 s, cumulative layout shift under 0.1, accessibility 100,
+  and a performance score (reported, not bounded: see below);
+- its total blocking time (TBT) per 1,000 elements at most a fixed multiple of the anchor's.
+  Blocking time grows with a page's length (style, layout and Material's start-up for each code
+  block), which no score bound can allow for; per 1,000 elements, the pages compare.
+
+No page is bounded by its performance score. On a short page (under 1,300 elements) the score
+moves with TBT, and TBT with the largest task of the load, which is Material's own start-up (its
+bundle: 152 to 415 ms, simulated, over 20 loads of the four short pages). On a 2-core machine
+(benchmark index 1800-3150), in 32 loads of the four short pages (8 each, interleaved with the
+anchor's), the book scored 89 to 99 (median 95; 14 under 95) and the same pages built with
+Material alone 76 to 100 (median 90.5; 22 under 95): a score bound of 95 judged the host more
+than the book. What the book adds to a short page is bounded as on a long page, against the same
+page under Material alone.
 
 The anchor is built and measured in the same run, on the same machine:
 
-- by default, the same long pages built with Material alone (``theme_only_config``: the book's
+- by default, the same pages built with Material alone (``theme_only_config``: the book's
   pages, nav, theme settings and Markdown extensions; none of its overrides, hooks, CSS,
   JavaScript or plugins but search and the notebooks' converter; a diagram stays a code block):
   a book page's TBT per 1,000 elements at most THEME_RATIO times the same page's under Material
   alone. This anchor needs nothing but the book's venv, so CI measures it;
 - with MATERIAL_DOCS=<a checkout of mkdocs-material> (`make lighthouse MATERIAL_DOCS=...`),
   Material's own documentation built from that checkout (``material_docs_config``) with the
-  book's Material: a book page's TBT per 1,000 elements at most MATERIAL_RATIO times the lowest of
-  MATERIAL_PAGES'. Its source is in no package of a registry, so CI cannot build it. The
-  checkout's hooks need its src/templates/partials/languages/; its off-site requests (web fonts,
-  GitHub's API) fail at once, as every host but 127.0.0.1 is unresolvable.
+  book's Material: a long book page's TBT per 1,000 elements at most MATERIAL_RATIO times the
+  lowest of MATERIAL_PAGES' (all long; a short page keeps its Material-alone anchor, since a
+  short page's TBT is mostly the theme's start-up, which per 1,000 elements weighs more). Its
+  source is in no package of a registry, so CI cannot build it. The checkout's hooks need its
+  src/templates/partials/languages/; its off-site requests (web fonts, GitHub's API) fail at
+  once, as every host but 127.0.0.1 is unresolvable.
 
 Lighthouse (npm, pinned in tools/lighthouse/package-lock.json) is installed by `make lighthouse`
 into .cache/lighthouse/ and runs the system chromium (CHROME_PATH), headless, against sites served
@@ -29,9 +40,9 @@ on 127.0.0.1 (site_check.serve: gzip, as a host serves them), every other host u
 test builds the book (`mkdocs build --strict`), or reads the site built in BOOK_SITE. It times the
 pages on this machine's CPU, slowed as its mobile profile says, so nothing else of the test run
 may run meanwhile: it is a step of its own (bookcheck.steps), run by `make lighthouse`
-(BOOK_LIGHTHOUSE=1) and by bash .ci/run after the other steps, and is skipped otherwise. Where it runs but cannot (no node, Lighthouse not installed, no
-chromium), it fails under CI=true and is skipped elsewhere; an anchor that cannot be built or
-measured fails.
+(BOOK_LIGHTHOUSE=1) and by bash .ci/run after the other steps, and is skipped otherwise. Where
+it runs but cannot (no node, Lighthouse not installed, no chromium), it fails under CI=true and
+is skipped elsewhere; an anchor that cannot be built or measured fails.
 
 A page's figures vary from run to run with the machine's load (Lighthouse's documentation
 advises the median of several runs): a page that misses a bound in its first run is run twice
@@ -40,6 +51,7 @@ more, with its anchor page, and each figure is judged on the median of the three
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import operator
@@ -59,7 +71,7 @@ from conftest import cannot_run
 LIGHTHOUSE = site_check.ROOT / ".cache" / "lighthouse" / "node_modules" / "lighthouse" / "cli" / "index.js"
 RUN = os.environ.get("BOOK_LIGHTHOUSE") == "1"
 CATEGORIES = ("performance", "accessibility")
-# The book's pages measured; short or long by their measured element count.
+# The book's pages measured; short or long by their measured element count (SHORT_ELEMENTS).
 PAGES = {
     "": "the home page",
     "paths/": "the reading paths",
@@ -73,14 +85,16 @@ PAGES = {
 MATERIAL_PAGES = ("reference/admonitions/", "setup/setting-up-navigation/", "reference/code-blocks/")
 
 SHORT_ELEMENTS = 1300  # fewer elements than this: a short page
-MIN_PERFORMANCE = 95  # short pages
 MAX_LCP_MS = 2500
 MAX_CLS = 0.1  # strictly under
 ACCESSIBILITY = 100
-# TBT per 1,000 elements of a long page: at most THEME_RATIO times the same page's under Material
+# TBT per 1,000 elements of a page: at most THEME_RATIO times the same page's under Material
 # alone. Measured on a 2-core machine (benchmark index 650-3900), the book's long pages took 0.3
 # to 2.7 times the Material-alone figure of the same page, in five runs: deep-dive (its diagram is
-# drawn on the first screen) 1.15-2.66, drills-diagnose 0.82-1.38, chain-rule 0.30-1.15.
+# drawn on the first screen) 1.15-2.66, drills-diagnose 0.82-1.38, chain-rule 0.30-1.15. The
+# short pages, 8 loads each beside their anchor's: 0.28-2.78 for one load, 0.57-2.40 for medians
+# of three consecutive loads (home 1.07-1.89, paths 0.86-2.40, first-notebook 0.57-1.18, part1
+# 1.11-1.30).
 THEME_RATIO = 3.0
 # ... or, with MATERIAL_DOCS, at most MATERIAL_RATIO times the lowest of MATERIAL_PAGES'. Measured in
 # one run (medians of three): the book 194-266 ms per 1,000 elements, Material's pages 354-561, so
@@ -138,13 +152,15 @@ def meets(value: float, op: str, bound: float) -> bool:
     return {"<=": operator.le, "<": operator.lt, ">=": operator.ge, "==": operator.eq}[op](value, bound)
 
 
-def missed(page: str, fig: dict, anchor: float | None, anchor_name: str, ratio: float, failing=()) -> list[str]:
+def missed(page: str, fig: dict, anchor: float, anchor_name: str, ratio: float, failing=()) -> list[str]:
     """The bounds ``page`` misses, each with the measured value, the bound and (for TBT) the
-    anchor's value. ``anchor``: the anchor's TBT per 1,000 elements (None: the page is short);
-    ``failing``: the accessibility audits that did not pass, named when accessibility misses."""
+    anchor's value. ``anchor``: the anchor's TBT per 1,000 elements; ``failing``: the
+    accessibility audits that did not pass, named when accessibility misses."""
     out = []
     if not meets(fig["elements"], ">=", 0):
         out.append(f"/{page}: no element count (dom-size audit: {fig['elements']})")
+    if not meets(fig["performance"], ">=", 0):  # reported, not bounded: but an errored category fails
+        out.append(f"/{page}: no performance score ({fig['performance']})")
     if not meets(fig["lcp"], "<=", MAX_LCP_MS):
         out.append(f"/{page}: largest contentful paint {fig['lcp']:.0f} ms, bound {MAX_LCP_MS} ms")
     if not meets(fig["cls"], "<", MAX_CLS):
@@ -152,16 +168,11 @@ def missed(page: str, fig: dict, anchor: float | None, anchor_name: str, ratio: 
     if not meets(fig["accessibility"], "==", ACCESSIBILITY):
         out.append(f"/{page}: accessibility {fig['accessibility']:.0f}, bound {ACCESSIBILITY} "
                    f"(audits failing: {', '.join(failing) or 'none named'})")
-    if is_short(fig):
-        if not meets(fig["performance"], ">=", MIN_PERFORMANCE):
-            out.append(f"/{page}: performance {fig['performance']:.0f} ({fig['elements']:.0f} elements), "
-                       f"bound {MIN_PERFORMANCE}")
-    else:
-        bound = ratio * anchor if anchor is not None else NAN
-        if not meets(fig["tbt_per_1000"], "<=", bound):
-            out.append(f"/{page}: TBT per 1,000 elements {fig['tbt_per_1000']:.0f} ms ({fig['tbt']:.0f} ms, "
-                       f"{fig['elements']:.0f} elements), bound {bound:.0f} ms = {ratio} x {anchor_name}'s "
-                       f"{anchor if anchor is not None else NAN:.0f} ms")
+    bound = ratio * anchor
+    if not meets(fig["tbt_per_1000"], "<=", bound):
+        out.append(f"/{page}: TBT per 1,000 elements {fig['tbt_per_1000']:.0f} ms ({fig['tbt']:.0f} ms, "
+                   f"{fig['elements']:.0f} elements), bound {bound:.0f} ms = {ratio} x {anchor_name}'s "
+                   f"{anchor:.0f} ms")
     return out
 
 
@@ -264,13 +275,15 @@ def test_no_bound_is_met_by_a_missing_or_nan_figure():
             report = json.loads(json.dumps(good))
             report["audits"][audit] = broken
             assert missed("p/", figures(report), 100, "anchor", 2.0), (audit, broken)
-    for category in CATEGORIES:
+    for category in CATEGORIES:  # performance is reported, not bounded; an errored one still fails
         report = json.loads(json.dumps(good))
         report["categories"][category]["score"] = None  # an errored category
-        report["audits"]["dom-size"]["numericValue"] = 500  # short: performance is judged
-        assert missed("p/", figures(report), None, "anchor", 2.0), category
+        assert missed("p/", figures(report), 100, "anchor", 2.0), category
+    short = json.loads(json.dumps(good))
+    short["audits"]["dom-size"]["numericValue"] = 500  # a short page: the same TBT bound (400 per 1,000)
+    assert is_short(figures(short)) and len(missed("p/", figures(short), 150, "anchor", 2.0)) == 1
+    assert missed("p/", figures(short), 200, "anchor", 2.0) == []
     assert missed("p/", figures(good), NAN, "anchor", 2.0)  # an anchor that was not measured
-    assert missed("p/", figures(good), None, "anchor", 2.0)  # a long page without an anchor
     assert math.isnan(median([figures(good), figures({}), figures(good)])["tbt"])  # a run without it
 
 
@@ -285,56 +298,63 @@ def test_lighthouse_mobile_target(tmp_path):
     started = time.perf_counter()
     material = os.environ.get("MATERIAL_DOCS")
     book = book_site(tmp_path / "book")
+    theme_site = build(theme_only_config(tmp_path / "theme-site"), tmp_path / "theme", cwd=site_check.ROOT,
+                       strict=False)
+    docs_site = None
     if material:
         checkout = Path(material).resolve()
         assert (checkout / "mkdocs.yml").is_file() and (checkout / "docs").is_dir(), (
             f"MATERIAL_DOCS={material}: not a checkout of mkdocs-material (no mkdocs.yml and docs/ there)")
-        anchor_site = build(material_docs_config(checkout, tmp_path / "material-site"), tmp_path / "material",
-                            cwd=checkout, strict=False)
-        anchor_name, ratio = "Material's documentation", MATERIAL_RATIO
-    else:
-        anchor_site = build(theme_only_config(tmp_path / "theme-site"), tmp_path / "theme", cwd=site_check.ROOT,
-                            strict=False)
-        anchor_name, ratio = "Material alone", THEME_RATIO
+        docs_site = build(material_docs_config(checkout, tmp_path / "material-site"), tmp_path / "material",
+                          cwd=checkout, strict=False)
     n = iter(range(10_000))
 
     def measure(base, page, times=1):
         return [lighthouse(base + page, tmp_path / f"{next(n)}.json") for _ in range(times)]
 
+    # anchor pages, by (site, page): ("theme", a book page) under Material alone, ("docs", a page of
+    # MATERIAL_PAGES) of Material's documentation
     runs, anchor_runs = {}, {}
-    with site_check.serve(book) as book_base, site_check.serve(anchor_site) as anchor_base:
-        for page in PAGES:  # a long page's anchor page right after it: the same load of the machine
-            runs[page] = measure(book_base, page)
-            if not material and not is_short(runs[page][0]):
-                anchor_runs[page] = measure(anchor_base, page)
-        for page in MATERIAL_PAGES if material else ():
-            anchor_runs[page] = measure(anchor_base, page)
+    with contextlib.ExitStack() as stack:
+        book_base = stack.enter_context(site_check.serve(book))
+        bases = {"theme": stack.enter_context(site_check.serve(theme_site))}
+        if docs_site:
+            bases["docs"] = stack.enter_context(site_check.serve(docs_site))
+
+        def anchors(page):
+            """The anchor pages of ``page``: Material's documentation for a long page when
+            MATERIAL_DOCS is given, else the same page under Material alone."""
+            if docs_site and not is_short(runs[page][0]):
+                return [("docs", p) for p in MATERIAL_PAGES]
+            return [("theme", page)]
 
         def anchor_for(page):
-            if is_short(runs[page][0]):
-                return None, anchor_name
-            if material:  # the lowest of Material's pages (a missing one: NaN, which fails)
-                values = [median(anchor_runs[p])["tbt_per_1000"] for p in MATERIAL_PAGES]
-                low = min(values, key=lambda v: (not math.isnan(v), v)) if values else NAN
-                return low, anchor_name
-            return median(anchor_runs[page])["tbt_per_1000"], f"/{page} under {anchor_name}"
+            if anchors(page)[0][0] == "docs":  # the lowest of Material's pages (a missing one: NaN, which fails)
+                values = [median(anchor_runs[key])["tbt_per_1000"] for key in anchors(page)]
+                return min(values, key=lambda v: (not math.isnan(v), v)), "Material's documentation", MATERIAL_RATIO
+            return median(anchor_runs[("theme", page)])["tbt_per_1000"], f"/{page} under Material alone", THEME_RATIO
+
+        for page in PAGES:  # its anchor page right after it: the same load of the machine
+            runs[page] = measure(book_base, page)
+            for key in anchors(page):
+                if key not in anchor_runs:
+                    anchor_runs[key] = measure(bases[key[0]], key[1])
 
         # a page that misses a bound: twice more (with its anchor pages), judged on the medians
         for page in PAGES:
-            value, name = anchor_for(page)
-            if missed(page, median(runs[page]), value, name, ratio):
+            if missed(page, median(runs[page]), *anchor_for(page)):
                 runs[page] += measure(book_base, page, 2)
-                retry = [] if is_short(runs[page][0]) else MATERIAL_PAGES if material else [page]
-                for p in retry:
-                    if len(anchor_runs[p]) == 1:
-                        anchor_runs[p] += measure(anchor_base, p, 2)
-    problems = [m for page in PAGES for m in missed(page, median(runs[page]), *anchor_for(page), ratio,
+                for key in anchors(page):
+                    if len(anchor_runs[key]) == 1:
+                        anchor_runs[key] += measure(bases[key[0]], key[1], 2)
+    problems = [m for page in PAGES for m in missed(page, median(runs[page]), *anchor_for(page),
                                                     sorted({a for r in runs[page] for a in r["failing"]}))]
 
     rows = [(f"/{p} ({'short' if is_short(runs[p][0]) else 'long'})", median(runs[p]), len(runs[p])) for p in PAGES]
-    rows += [(f"{'Material docs' if material else 'Material alone'}: /{p}", median(r), len(r))
-             for p, r in anchor_runs.items()]
+    rows += [(f"{'Material docs' if site == 'docs' else 'Material alone'}: /{p}", median(r), len(r))
+             for (site, p), r in anchor_runs.items()]
     benchmarks = sorted(r["benchmark"] for rs in [*runs.values(), *anchor_runs.values()] for r in rs)
-    print(f"\nLighthouse, mobile, {time.perf_counter() - started:.0f} s (builds included); anchor: {anchor_name}; "
+    print(f"\nLighthouse, mobile, {time.perf_counter() - started:.0f} s (builds included); anchors: Material alone"
+          f"{', and Material docs for long pages' if docs_site else ''}; "
           f"benchmark index {benchmarks[0]:.0f}-{benchmarks[-1]:.0f}\n{table(rows)}")
     assert problems == [], "\n".join(problems)
