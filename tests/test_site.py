@@ -53,6 +53,26 @@ def test_every_page_works_in_the_browser(inspected):
     assert problems == {}, "\n".join(f"{page}: {'; '.join(p)}" for page, p in problems.items())
 
 
+def test_a_reused_tab_reports_each_page_alone_after_a_load_that_failed(book, browser):
+    """open_many keeps its tabs: a load that fails (nothing listens on the port) is reported,
+    and the page the same tab loads next, then again, has its own requests and no console
+    error of the one before (requests listed twice would be the first load's kept)."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    with site_check.serve(book.site) as base:
+        page = f"{base}part1/hand-trace/"
+        failed, first, again = browser.open_many([closed, page, page], at_once=1)
+    assert failed.returncode == 1 and "ERR_CONNECTION_REFUSED" in " ".join(failed.console), failed.console
+    assert first.returncode == again.returncode == 0 and first.console == again.console == []
+    assert first.requests and sorted(first.requests) == sorted(again.requests), (first.requests, again.requests)
+    assert all(url.startswith(base) for _, url in first.requests), first.requests
+    assert site_check.check_loaded_page(first, (book.site / "part1" / "hand-trace" / "index.html").read_text(
+        encoding="utf-8")) == []
+
+
 def test_diagrams_and_math_render_after_instant_navigation(book, browser):
     """A reader who arrives on a page without diagrams or math and clicks through to one."""
     assert book.returncode == 0, book.log[-3000:]
