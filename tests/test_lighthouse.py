@@ -8,9 +8,10 @@ The target, for every page measured (PAGES):
   accessibility 100; and a performance score (reported, not bounded: see below). The LCP of
   part1/deep-dive, whose diagram is drawn on a phone's first screen, took 2.07 to 2.90 s in three
   loads of one CI run (and 1.5 to 2.4 s in others); Material alone's, 1.2 to 4.4 s.
-- its total blocking time (TBT) per 1,000 elements at most a fixed multiple of the anchor's.
-  Blocking time grows with a page's length (style, layout and Material's start-up for each code
-  block), which no score bound can allow for; per 1,000 elements, the pages compare.
+- its total blocking time (TBT) per 1,000 elements at most a fixed multiple of the anchor's, an
+  anchor's TBT under GOOD_TBT_MS counting as GOOD_TBT_MS. Blocking time grows with a page's
+  length (style, layout and Material's start-up for each code block), which no score bound can
+  allow for; per 1,000 elements, the pages compare.
 
 No page is bounded by its performance score. On a short page (under 1,300 elements) the score
 moves with TBT, and TBT with the largest task of the load, which is Material's own start-up (its
@@ -63,6 +64,7 @@ import shutil
 import statistics
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -94,11 +96,16 @@ ACCESSIBILITY = 100
 # TBT per 1,000 elements of a page: at most THEME_RATIO times the same page's under Material
 # alone. Measured on a 2-core machine (benchmark index 650-3900), the book's long pages took 0.3
 # to 2.7 times the Material-alone figure of the same page, in five runs: deep-dive (its diagram is
-# drawn on the first screen) 1.15-2.66, drills-diagnose 0.82-1.38, chain-rule 0.30-1.15. The
-# short pages, 8 loads each beside their anchor's: 0.28-2.78 for one load, 0.57-2.40 for medians
-# of three consecutive loads (home 1.07-1.89, paths 0.86-2.40, first-notebook 0.57-1.18, part1
-# 1.11-1.30).
+# drawn on the first screen) 1.15-2.66, drills-diagnose 0.82-1.38, chain-rule 0.30-1.15.
 THEME_RATIO = 3.0
+# An anchor's TBT under GOOD_TBT_MS counts as GOOD_TBT_MS: the TBT Lighthouse's mobile scoring
+# gives a score of 0.9 (its "good" control point). A short page's TBT is mostly one task,
+# Material's start-up: in 56 loads of the four short pages (14 each, interleaved with the book's;
+# benchmark index 1812-3410) Material alone's took 11 to 574 ms, the book's 75 to 394, so a ratio
+# to a quick load of the anchor judged that load, not the book (a CI run failed /part1/ at 221 ms
+# against Material alone's 64). With the floor, the book's slowest load of each short page was
+# 0.40 to 0.66 of the bound set by its anchor's quickest. Long pages' anchors took 419 ms or more.
+GOOD_TBT_MS = 200
 # ... or, with MATERIAL_DOCS, at most MATERIAL_RATIO times the lowest of MATERIAL_PAGES'. Measured in
 # one run (medians of three): the book 194-266 ms per 1,000 elements, Material's pages 354-561, so
 # the book's long pages took 0.55 to 0.75 times the lowest; half was not met.
@@ -152,34 +159,57 @@ def is_short(fig: dict) -> bool:
 
 def meets(value: float, op: str, bound: float) -> bool:
     """``value op bound``, false when either is NaN: no bound is met by a missing figure."""
-    return {"<=": operator.le, "<": operator.lt, ">=": operator.ge, "==": operator.eq}[op](value, bound)
+    return {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt, "==": operator.eq}[op](value, bound)
 
 
-def missed(page: str, fig: dict, anchor: float, anchor_name: str, ratio: float, failing=(),
-           anchor_lcp: float = NAN) -> list[str]:
-    """The bounds ``page`` misses, each with the measured value, the bound and (for TBT) the
-    anchor's value. ``anchor``: the anchor's TBT per 1,000 elements; ``failing``: the
-    accessibility audits that did not pass, named when accessibility misses; ``anchor_lcp``: the
-    same page's LCP under Material alone, the bound where it is later than MAX_LCP_MS."""
+@dataclass(frozen=True)
+class Anchor:
+    """What a page is judged against: ``fig``, the anchor page's figures (medians of its loads),
+    named ``name``; the page's TBT per 1,000 elements at most ``ratio`` times the anchor's. With
+    ``same_page`` (the same page under Material alone) its LCP, where later than MAX_LCP_MS, is
+    the page's LCP bound."""
+
+    name: str
+    fig: dict
+    ratio: float
+    same_page: bool = True
+
+    def tbt_per_1000(self) -> float:
+        """The anchor's TBT per 1,000 elements, its TBT counted as at least GOOD_TBT_MS (NaN
+        stays NaN: a missing figure meets no bound)."""
+        tbt, elements = self.fig["tbt"], self.fig["elements"]
+        return max(tbt, GOOD_TBT_MS) / elements * 1000 if meets(tbt, ">=", 0) and meets(elements, ">", 0) else NAN
+
+    def lcp_bound(self) -> float:
+        lcp = self.fig["lcp"] if self.same_page else NAN
+        return lcp if meets(lcp, ">", MAX_LCP_MS) else MAX_LCP_MS
+
+
+def missed(page: str, fig: dict, anchor: Anchor, failing=()) -> list[str]:
+    """The bounds ``page`` misses, each with the measured value, the bound and (for TBT and a
+    relaxed LCP) the anchor's value. ``failing``: the accessibility audits that did not pass,
+    named when accessibility misses."""
     out = []
     if not meets(fig["elements"], ">=", 0):
         out.append(f"/{page}: no element count (dom-size audit: {fig['elements']})")
     if not meets(fig["performance"], ">=", 0):  # reported, not bounded: but an errored category fails
         out.append(f"/{page}: no performance score ({fig['performance']})")
-    lcp_bound = anchor_lcp if anchor_lcp > MAX_LCP_MS else MAX_LCP_MS  # NaN: MAX_LCP_MS
+    lcp_bound = anchor.lcp_bound()
     if not meets(fig["lcp"], "<=", lcp_bound):
         out.append(f"/{page}: largest contentful paint {fig['lcp']:.0f} ms, bound {lcp_bound:.0f} ms"
-                   + (" (Material alone's on this page)" if lcp_bound != MAX_LCP_MS else ""))
+                   + (f" ({anchor.name}'s)" if lcp_bound != MAX_LCP_MS else ""))
     if not meets(fig["cls"], "<", MAX_CLS):
         out.append(f"/{page}: cumulative layout shift {fig['cls']:.3f}, bound under {MAX_CLS}")
     if not meets(fig["accessibility"], "==", ACCESSIBILITY):
         out.append(f"/{page}: accessibility {fig['accessibility']:.0f}, bound {ACCESSIBILITY} "
                    f"(audits failing: {', '.join(failing) or 'none named'})")
-    bound = ratio * anchor
+    per_1000 = anchor.tbt_per_1000()
+    bound = anchor.ratio * per_1000
     if not meets(fig["tbt_per_1000"], "<=", bound):
+        floored = f", its TBT {anchor.fig['tbt']:.0f} ms counted as {GOOD_TBT_MS}" if anchor.fig["tbt"] < GOOD_TBT_MS else ""
         out.append(f"/{page}: TBT per 1,000 elements {fig['tbt_per_1000']:.0f} ms ({fig['tbt']:.0f} ms, "
-                   f"{fig['elements']:.0f} elements), bound {bound:.0f} ms = {ratio} x {anchor_name}'s "
-                   f"{anchor:.0f} ms")
+                   f"{fig['elements']:.0f} elements), bound {bound:.0f} ms = {anchor.ratio} x {anchor.name}'s "
+                   f"{per_1000:.0f} ms ({anchor.fig['elements']:.0f} elements{floored})")
     return out
 
 
@@ -270,35 +300,65 @@ def lighthouse(url: str, out: Path) -> dict:
 # --------------------------------------------------------------------------------------------
 
 
+def anchor(tbt_per_1000: float, ratio: float = 2.0, lcp: float = NAN, elements: float = 2000, **kwargs) -> Anchor:
+    """An anchor page of ``elements`` whose TBT per 1,000 elements is ``tbt_per_1000``."""
+    return Anchor("anchor", {"tbt": tbt_per_1000 * elements / 1000, "elements": elements, "lcp": lcp}, ratio, **kwargs)
+
+
 def test_no_bound_is_met_by_a_missing_or_nan_figure():
-    good = {"audits": {"dom-size": {"numericValue": 2000}, "total-blocking-time": {"numericValue": 200},
+    good = {"audits": {"dom-size": {"numericValue": 2000}, "total-blocking-time": {"numericValue": 400},
                        "largest-contentful-paint": {"numericValue": 1500},
                        "cumulative-layout-shift": {"numericValue": 0.0}},
             "categories": {"performance": {"score": 0.8}, "accessibility": {"score": 1, "auditRefs": []}}}
-    assert missed("p/", figures(good), 100, "anchor", 2.0) == []  # 100 ms per 1,000 <= 2 x 100
-    assert len(missed("p/", figures(good), 40, "anchor", 2.0)) == 1  # 100 > 2 x 40
+    assert missed("p/", figures(good), anchor(200)) == []  # 200 ms per 1,000 <= 2 x 200
+    assert len(missed("p/", figures(good), anchor(80, elements=4000))) == 1  # 200 > 2 x 80 (320 ms over 4,000)
     for audit in ("dom-size", "total-blocking-time", "largest-contentful-paint", "cumulative-layout-shift"):
         for broken in ({}, {"numericValue": NAN}, {"numericValue": None}):
             report = json.loads(json.dumps(good))
             report["audits"][audit] = broken
-            assert missed("p/", figures(report), 100, "anchor", 2.0), (audit, broken)
+            assert missed("p/", figures(report), anchor(200)), (audit, broken)
     for category in CATEGORIES:  # performance is reported, not bounded; an errored one still fails
         report = json.loads(json.dumps(good))
         report["categories"][category]["score"] = None  # an errored category
-        assert missed("p/", figures(report), 100, "anchor", 2.0), category
-    short = json.loads(json.dumps(good))
-    short["audits"]["dom-size"]["numericValue"] = 500  # a short page: the same TBT bound (400 per 1,000)
-    assert is_short(figures(short)) and len(missed("p/", figures(short), 150, "anchor", 2.0)) == 1
-    assert missed("p/", figures(short), 200, "anchor", 2.0) == []
-    assert missed("p/", figures(good), NAN, "anchor", 2.0)  # an anchor that was not measured
-    late = json.loads(json.dumps(good))
-    late["audits"]["largest-contentful-paint"]["numericValue"] = 2800
-    assert len(missed("p/", figures(late), 100, "anchor", 2.0)) == 1  # over 2.5 s
-    assert len(missed("p/", figures(late), 100, "anchor", 2.0, anchor_lcp=2000)) == 1  # Material alone's earlier
-    assert len(missed("p/", figures(late), 100, "anchor", 2.0, anchor_lcp=NAN)) == 1
-    assert missed("p/", figures(late), 100, "anchor", 2.0, anchor_lcp=3000) == []  # Material alone's later
-    assert len(missed("p/", figures(late), 100, "anchor", 2.0, anchor_lcp=2700)) == 1  # later than both
+        assert missed("p/", figures(report), anchor(200)), category
+    for broken in (NAN, None):  # an anchor that was not measured, or lacks a figure
+        for figure in ("tbt", "elements"):
+            unmeasured = anchor(200)
+            unmeasured.fig[figure] = broken if broken is not None else NAN
+            assert missed("p/", figures(good), unmeasured), figure
     assert math.isnan(median([figures(good), figures({}), figures(good)])["tbt"])  # a run without it
+
+
+def test_an_anchor_under_the_good_blocking_time_counts_as_that_time():
+    short = {"audits": {"dom-size": {"numericValue": 500}, "total-blocking-time": {"numericValue": 250},
+                        "largest-contentful-paint": {"numericValue": 1500}, "cumulative-layout-shift": {"numericValue": 0}},
+             "categories": {"performance": {"score": 0.9}, "accessibility": {"score": 1, "auditRefs": []}}}
+    fig = figures(short)  # 500 ms per 1,000 elements
+    assert is_short(fig)
+    # Material alone's same page (500 elements) at 64 ms, a load the CI run failed on: as if 200 ms
+    low = anchor(128, ratio=3.0, elements=500)
+    assert low.tbt_per_1000() == GOOD_TBT_MS / 500 * 1000 and missed("p/", fig, low) == []
+    assert missed("p/", fig, anchor(128, ratio=1.0, elements=500))  # 500 > 1 x 400: the floor is not a pass
+    assert len(missed("p/", fig, anchor(240, ratio=1.0, elements=500))) == 1  # 120 ms counted as 200: 500 > 1 x 400
+    # over the good time the anchor counts as measured
+    assert anchor(600, elements=500).tbt_per_1000() == 600
+    assert len(missed("p/", fig, anchor(450, ratio=1.0, elements=500))) == 1  # 500 > 1 x 450
+    long = json.loads(json.dumps(short))
+    long["audits"]["dom-size"]["numericValue"] = 4000
+    long["audits"]["total-blocking-time"]["numericValue"] = 2000
+    assert not is_short(figures(long)) and len(missed("p/", figures(long), anchor(200, elements=4000))) == 1  # 500 > 2 x 200
+
+
+def test_the_lcp_bound_is_relaxed_only_by_the_same_page_under_material_alone():
+    late = {"audits": {"dom-size": {"numericValue": 2000}, "total-blocking-time": {"numericValue": 400},
+                       "largest-contentful-paint": {"numericValue": 2800}, "cumulative-layout-shift": {"numericValue": 0}},
+            "categories": {"performance": {"score": 0.8}, "accessibility": {"score": 1, "auditRefs": []}}}
+    fig = figures(late)
+    assert len(missed("p/", fig, anchor(200))) == 1  # over 2.5 s; the anchor's LCP unmeasured (NaN)
+    assert len(missed("p/", fig, anchor(200, lcp=2000))) == 1  # Material alone's earlier
+    assert missed("p/", fig, anchor(200, lcp=3000)) == []  # Material alone's later
+    assert len(missed("p/", fig, anchor(200, lcp=2700))) == 1  # later than both
+    assert len(missed("p/", fig, anchor(200, lcp=3000, same_page=False))) == 1  # another page's: no relaxation
 
 
 @pytest.mark.skipif(not RUN, reason="Lighthouse times pages with nothing else running: `make lighthouse` "
@@ -342,14 +402,13 @@ def test_lighthouse_mobile_target(tmp_path):
                 return [("docs", p) for p in MATERIAL_PAGES]
             return [("theme", page)]
 
-        def anchor_for(page):
-            if anchors(page)[0][0] == "docs":  # the lowest of Material's pages (a missing one: NaN, which fails)
-                values = [median(anchor_runs[key])["tbt_per_1000"] for key in anchors(page)]
-                return min(values, key=lambda v: (not math.isnan(v), v)), "Material's documentation", MATERIAL_RATIO
-            return median(anchor_runs[("theme", page)])["tbt_per_1000"], f"/{page} under Material alone", THEME_RATIO
-
-        def lcp_of_anchor(page):  # the same page under Material alone (NaN where it was not measured)
-            return median(anchor_runs[("theme", page)])["lcp"] if ("theme", page) in anchor_runs else NAN
+        def anchor_of(page) -> Anchor:
+            keys = anchors(page)
+            if keys[0][0] == "docs":  # the lowest of Material's pages (a missing one: NaN, which fails)
+                docs = [Anchor("Material's documentation", median(anchor_runs[key]), MATERIAL_RATIO, same_page=False)
+                        for key in keys]
+                return min(docs, key=lambda a: (not math.isnan(a.tbt_per_1000()), a.tbt_per_1000()))
+            return Anchor(f"/{page} under Material alone", median(anchor_runs[keys[0]]), THEME_RATIO)
 
         for page in PAGES:  # its anchor page right after it: the same load of the machine
             runs[page] = measure(book_base, page)
@@ -359,14 +418,13 @@ def test_lighthouse_mobile_target(tmp_path):
 
         # a page that misses a bound: twice more (with its anchor pages), judged on the medians
         for page in PAGES:
-            if missed(page, median(runs[page]), *anchor_for(page), anchor_lcp=lcp_of_anchor(page)):
+            if missed(page, median(runs[page]), anchor_of(page)):
                 runs[page] += measure(book_base, page, 2)
                 for key in anchors(page):
                     if len(anchor_runs[key]) == 1:
                         anchor_runs[key] += measure(bases[key[0]], key[1], 2)
-    problems = [m for page in PAGES for m in missed(page, median(runs[page]), *anchor_for(page),
-                                                    sorted({a for r in runs[page] for a in r["failing"]}),
-                                                    anchor_lcp=lcp_of_anchor(page))]
+    problems = [m for page in PAGES for m in missed(page, median(runs[page]), anchor_of(page),
+                                                    sorted({a for r in runs[page] for a in r["failing"]}))]
 
     rows = [(f"/{p} ({'short' if is_short(runs[p][0]) else 'long'})", median(runs[p]), len(runs[p])) for p in PAGES]
     rows += [(f"{'Material docs' if site == 'docs' else 'Material alone'}: /{p}", median(r), len(r))
