@@ -260,20 +260,28 @@ FINISH_TRANSITIONS = """() => document.getAnimations().forEach((a) => {
   if (a.effect && a.effect.getTiming().iterations !== Infinity) a.finish(); })"""
 
 
+def wait_for_state(page, state: str, timeout_ms: int, polling: int) -> bool:
+    """Wait up to ``timeout_ms`` for ``state`` (a JS function) to hold on the page; whether it
+    did. A state never reached is not an error here: what is missing is left for the checks to
+    report, each by what it finds (a diagram not drawn, a formula not measured)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(state, timeout=timeout_ms, polling=polling)
+        return True
+    except PlaywrightTimeout:
+        return False
+
+
 def resize(page, width: int, height: int = 900, timeout_ms: int = 60000) -> None:
     """The viewport made ``width`` x ``height`` CSS px, every formula, diagram and code block
     marked for it (waited for up to ``timeout_ms``: one never marked is then left for the
     checks to report, as on a page loaded at that width), and every transition the resize
     started ended."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     size = page.viewport_size or {}
     if (size.get("width"), size.get("height")) != (width, height):
         page.set_viewport_size({"width": width, "height": height})
-    try:
-        page.wait_for_function(MARKED_FOR_WIDTH, timeout=timeout_ms, polling=100)
-    except PlaywrightTimeout:
-        pass
+    wait_for_state(page, MARKED_FOR_WIDTH, timeout_ms, polling=100)
     page.evaluate(FINISH_TRANSITIONS)
 
 

@@ -308,16 +308,13 @@ class Browser:
 
     @staticmethod
     def settle(page, timeout_ms=60000):
-        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+        from bookcheck import site_a11y
 
         # A page settles when every diagram and formula has been drawn or has failed, and its
         # styles and fonts are in use (SETTLED); the timeout is reached only by a page whose
         # loader never runs (it is then reported by what is missing), so it is generous: a
         # loaded machine is slow, not wrong.
-        try:
-            page.wait_for_function(SETTLED, timeout=timeout_ms, polling=50)
-        except PlaywrightTimeout:
-            pass
+        site_a11y.wait_for_state(page, SETTLED, timeout_ms, polling=50)
 
     @staticmethod
     def result(page, copies=True, measure=None) -> Load:
