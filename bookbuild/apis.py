@@ -800,7 +800,7 @@ def code_units(path: Path) -> list[list[str]]:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         code = [MAGIC.sub("", "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
         return [code] if code else []
-    from bookcheck.page import expand_snippets, parse_page
+    from bookcheck.model import expand_snippets, parse_page
 
     units: list[list[str]] = []
     for block in parse_page(path):

@@ -40,7 +40,7 @@ from pathlib import Path
 from bookcheck import DOCS, HarnessError, rel
 from bookcheck.markers import MARKER_LINE
 from bookcheck.model import Page
-from bookcheck.page import expand_snippets, snippet_files
+from bookcheck.model import expand_snippets, snippet_files
 
 PAGES = "reference/drills*.md"  # relative to docs/
 APKG = "autograd-drills.apkg"
@@ -89,7 +89,7 @@ class Drill:
     url: str  # of the drill on the site: the page's URL and the heading's anchor
     front: str  # HTML
     back: str  # HTML
-    blocks: list = field(default_factory=list)  # page.Block of the answer, in order
+    blocks: list = field(default_factory=list)  # model.Block of the answer, in order
 
     @property
     def guid(self) -> str:

@@ -28,7 +28,7 @@ from snippets import explain
 
 from bookcheck import DOCS
 from bookcheck.versions import pinned
-from bookcheck.page import parse_page
+from bookcheck.model import parse_page
 
 FAILURE_TABLE = DOCS / "part1" / "failure-modes.md"
 ERRORS_PAGE = DOCS / "reference" / "errors.md"
@@ -401,7 +401,7 @@ def differences(pages) -> list[dict]:
     line, the section it is in) and the lines that differ, per version."""
     import difflib
 
-    from bookcheck.page import parse_page
+    from bookcheck.model import parse_page
 
     found = []
     for path in pages:

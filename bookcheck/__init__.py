@@ -2,8 +2,8 @@
 The build hooks (overrides/), the build's products (bookbuild/) and the tests import it; it
 imports none of them.
 
-    model       a page read once: fences, marked tables, headings with the site's anchors, sections
-    page        a page's code blocks (the model's), snippet expansion
+    model       a page read once: fences, marked tables, headings with the site's anchors, sections;
+                its code blocks, snippet expansion
     markers     the registry: markers, table comments, and CHECKS (node kind -> check -> counter)
     check       the one dispatcher over CHECKS for a page
     guard       every fence accounted for

@@ -1,6 +1,6 @@
 """How the fences of pages are verified (the page stamp and the test summary).
 
-Counted from the page model: the blocks' kinds (page.kind_of) and the marker registry for
+Counted from the page model: the blocks' kinds (model.kind_of) and the marker registry for
 fences, and for every other node the counter of its entry in the registry of checks
 (bookcheck.markers.CHECKS), so the stamp says what the checks do.
 """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from . import HarnessError
-from .page import Block
+from .model import Block
 from .run import SEEDS, PageRuns, above_diagram as _above
 
 

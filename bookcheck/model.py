@@ -7,7 +7,7 @@ uses, and every check, the build hooks, the deck, the indexes and the tests read
   ``!!!``, ``???``, ``===`` or a list item), with its span, indentation, container, info string,
   body (the fence's indentation removed, blank lines kept), the marker comments above it and the
   label of the content tab it opens (``=== "label"``);
-- ``blocks``: the code blocks the checks see (bookcheck.page.Block), each with its output fence;
+- ``blocks``: the code blocks the checks see (Block), each with its output fence;
 - ``tables``: every table after a marker comment of bookcheck.markers.TABLE_MARKERS, with its
   kind, header and rows; ``slots``: the markers of generated slots (a build hook writes the table);
 - ``headings``: every ATX heading outside fences, with the anchor the site's table of contents
@@ -446,7 +446,7 @@ class Page:
 
     @property
     def blocks(self) -> list:
-        """The code blocks the checks see (bookcheck.page.Block); raises HarnessError with every
+        """The code blocks the checks see (Block); raises HarnessError with every
         problem of reading them."""
         if self._blocks is None:
             self._blocks, errors = self._read_blocks()
@@ -501,3 +501,47 @@ class Page:
                 blocks[-1].outputs[str(version[0]) if version else ""] = block.code  # the guard checks the rest
             blocks.append(block)
         return blocks, errors
+
+
+# The page's blocks and lines, for callers that need only those.
+
+
+def parse_text(text: str, path: Path) -> list[Block]:
+    """Every code block of a page's text (bookcheck.model.Page.blocks)."""
+    return Page.from_text(text, path).blocks
+
+
+def parse_page(path: Path) -> list[Block]:
+    return Page.parse(path).blocks
+
+
+def fences(lines: list[str]) -> list[tuple[int, int]]:
+    """(index of the opening line, index of the closing line) of every fence of a page's lines,
+    as the page model reads them."""
+    return [(f.start, f.end) for f in Page.from_lines(lines).fences]
+
+
+def outside_fences(lines: list[str]) -> list[bool]:
+    """For each line: True when it is prose (not inside a fence, nor a fence's own line)."""
+    return Page.from_lines(lines).prose
+
+
+def expand_snippets(code: str) -> str:
+    """Expand ``--8<--`` lines with pymdownx.snippets, configured as in mkdocs.yml."""
+    if "--8<--" not in code:
+        return code
+    import markdown
+
+    cfg = extension_config("pymdownx.snippets")
+    cfg["base_path"] = [str(ROOT / p) for p in cfg.get("base_path", ["."])]
+    md = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": cfg})
+    lines = md.preprocessors["snippet"].run(code.splitlines())
+    return "\n".join(lines) + "\n"
+
+
+def snippet_files(code: str) -> list[Path]:
+    """The files a block's ``--8<--`` lines include (for test-page and the notebook key)."""
+    found = []
+    for name in re.findall(r'--8<--\s+"([^":]+)', code):
+        found.append(ROOT / name)
+    return found

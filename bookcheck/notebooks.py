@@ -275,11 +275,11 @@ def displayed(source: str) -> str:
 
 
 def cell_blocks(path: Path) -> list:
-    """The notebook's code cells as one chain of python blocks (bookcheck.page.Block), each
+    """The notebook's code cells as one chain of python blocks (bookcheck.model.Block), each
     with the text its stored outputs show."""
     import nbformat
 
-    from .page import Block, kind_of
+    from .model import Block, kind_of
 
     nb = nbformat.read(Path(path), as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from . import DOCS, ROOT
 from .markers import DIAGRAM_SYNTAX, RUN_SYNTAX
-from .page import expand_snippets, parse_page
+from .model import expand_snippets, parse_page
 
 
 

@@ -17,7 +17,7 @@ import warnings
 from dataclasses import dataclass
 
 from . import ROOT, HarnessError, worker
-from .page import Block, expand_snippets
+from .model import Block, expand_snippets
 from .state import reset_torch_state, state_leaks
 from .versions import running
 

@@ -27,7 +27,7 @@ def _blocks(path):
 
 
 def _tabbed_output(blocks: dict, block):
-    """The version output fence after ``block``'s output (bookcheck.page.Block), if any."""
+    """The version output fence after ``block``'s output (bookcheck.model.Block), if any."""
     later = [b for n, b in sorted(blocks.items()) if n > block.lineno]
     return later[0] if later and later[0].kind == "version output" else None
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bookcheck import HarnessError, ROOT, counts, markers, notebooks, state
-from bookcheck.page import parse_page, parse_text
+from bookcheck.model import parse_page, parse_text
 from bookcheck.run import SEEDS, PageRuns, check_block
 from bookcheck.check import check_page
 from bookcheck.update import rewrite
@@ -23,7 +23,7 @@ def page(tmp_path, text, name="page.md"):
 
 
 def test_the_page_model_imports_without_pytest_or_torch():
-    code = ("import sys, bookcheck.counts, bookcheck.page, bookcheck.guard; "
+    code = ("import sys, bookcheck.counts, bookcheck.model, bookcheck.guard; "
             "print('pytest' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
@@ -435,7 +435,7 @@ def test_the_build_removes_every_marker_line():
 
 
 def test_the_one_fence_scanner_finds_each_fence_and_what_is_prose():
-    from bookcheck.page import fences, outside_fences
+    from bookcheck.model import fences, outside_fences
 
     lines = [
         "# Title",             # 0

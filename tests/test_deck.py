@@ -20,7 +20,7 @@ from markdown.extensions.toc import slugify
 from bookcheck import DOCS, HarnessError
 
 from bookbuild import deck
-from bookcheck.page import expand_snippets, outside_fences, parse_page
+from bookcheck.model import expand_snippets, outside_fences, parse_page
 
 PAGES = sorted((DOCS / "reference").glob("drills*.md"))
 BASE = "https://example.org/book/"

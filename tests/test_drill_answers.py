@@ -19,7 +19,7 @@ import pytest
 from bookcheck import DOCS
 
 from bookbuild import deck
-from bookcheck.page import outside_fences
+from bookcheck.model import outside_fences
 
 PAGES = deck.pages(DOCS)
 DRILLS = [d for path in PAGES for d in deck.drills(path, DOCS)]

@@ -7,7 +7,7 @@ import re
 from bookcheck import DOCS
 
 from bookbuild import indexes
-from bookcheck.page import parse_page
+from bookcheck.model import parse_page
 
 PAGES = sorted(DOCS.rglob("*.md"))
 

@@ -131,7 +131,7 @@ for name in full:
 def _notebook_printing(tmp_path, source, *, on="machine"):
     """A notebook of one code cell whose stored output is what the cell prints on ``on``'s
     kernels with the first seed, as `make notebooks` stores it on this machine."""
-    from bookcheck.page import Block
+    from bookcheck.model import Block
     from bookcheck.run import SEEDS, run_chain
 
     [(shown, error)], _ = run_chain([Block(tmp_path / "n.ipynb", 1, "python", source, None)], [0],

@@ -18,7 +18,7 @@ import pytest
 
 from bookcheck import site_a11y, site_check
 from bookcheck.model import config, plugin_config
-from bookcheck.page import parse_page
+from bookcheck.model import parse_page
 
 ROOT = site_check.ROOT
 DOCS = ROOT / "docs"

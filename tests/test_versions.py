@@ -10,7 +10,7 @@ import pytest
 from bookcheck import HarnessError, ROOT, run, update, versions
 from bookbuild import indexes
 from bookcheck.guard import guard
-from bookcheck.page import parse_page
+from bookcheck.model import parse_page
 from bookcheck.run import check_block
 
 OTHER = versions.also()[0]

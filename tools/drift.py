@@ -37,7 +37,7 @@ def report(pages: list[Path]) -> tuple[list[str], dict]:
     """Run the pages here; lines of the report and its totals."""
     import torch
 
-    from bookcheck.page import parse_page
+    from bookcheck.model import parse_page
     from bookcheck.run import SEEDS, PageRuns
     from bookcheck.versions import running
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bookcheck import ROOT
 from bookcheck.notebooks import imported_snippets
-from bookcheck.page import parse_page, snippet_files
+from bookcheck.model import parse_page, snippet_files
 
 
 def snippets_of(page: Path) -> list[Path]:
