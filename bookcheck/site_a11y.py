@@ -12,9 +12,10 @@ from any shared browser pass:
 - axe_problems: no axe-core violation of impact serious or critical (axe-core vendored in
   tests/vendor/axe-core, not part of the site).
 - diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
-  named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, and a
-  diagram wider than its column scrolls in a keyboard-focusable region with a visible hint and
-  opens with the last node it declares in view.
+  named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, no wider
+  at that size than the column of a desktop (DESKTOP_COLUMN_PX), and a diagram wider than its
+  column (a phone's) scrolls in a keyboard-focusable region with a visible hint and opens with
+  the last node it declares in view.
 - formula_problems: every typeset display formula's box is as tall as the formula; one wider
   than its column scrolls in a keyboard-focusable box with a visible hint, with room before its
   start and after its end (measure_formulas gives the figures).
@@ -47,6 +48,11 @@ FIRST_LOAD_BUDGET = 500 * 1024  # bytes, gzip: the most a page may load on a pho
 SEARCH_BUDGET = 600 * 1024  # bytes, gzip
 SEARCH_FILES = re.compile(r"/search/search_index\.json$|/assets/javascripts/workers/search\.[0-9a-f]+\.min\.js$")
 MIN_LABEL_PX = 11.0  # CSS px: the smallest diagram label a reader must be able to read
+# CSS px: the content column of a page on a desktop (1440 px wide, both sidebars shown; Material's
+# layout). A diagram must fit it at MIN_LABEL_PX, so that only a phone scrolls one sideways:
+# diagram_problems reads the width a diagram needs (the loader's min-width) on any screen, and
+# tests/test_site_a11y.py measures this column at 1440 px.
+DESKTOP_COLUMN_PX = 688
 SERIOUS = {"serious", "critical"}
 # Lighthouse's "slow 4G" mobile profile: 150 ms round trip, 1.6 Mbit/s down, 750 kbit/s up.
 SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8, "uploadThroughput": 750e3 / 8}
@@ -353,6 +359,11 @@ MEASURE_DIAGRAMS = """(minPx) => Array.from(document.querySelectorAll('div.merma
   });
   const title = svg.querySelector(":scope > title"), desc = svg.querySelector(":scope > desc");
   const overflows = host.scrollWidth > host.clientWidth + 1;
+  // the width the loader keeps the drawing at (labels at MIN_LABEL_PX), and how much narrower
+  // than the page's column the diagram's box is (inside an admonition, a tab, a list)
+  const article = host.closest(".md-content__inner"), cs = article && getComputedStyle(article);
+  const column = article ? article.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) : 0;
+  const inset = article ? Math.max(0, column - host.getBoundingClientRect().width) : 0;
   // the node declared last (mermaid's ids end in "flowchart-NAME-N", N in the order declared)
   let last = null, n = -1;
   root.querySelectorAll("g.node[id*='flowchart-']").forEach(g => {
@@ -365,7 +376,8 @@ MEASURE_DIAGRAMS = """(minPx) => Array.from(document.querySelectorAll('div.merma
     ? host.nextElementSibling : null;
   return { i, smallest: Math.round(smallest * 100) / 100, text, scale,
            title: title ? title.textContent.trim() : "", desc: desc ? desc.textContent.trim() : "",
-           label: svg.getAttribute("aria-labelledby") || "", overflows,
+           label: svg.getAttribute("aria-labelledby") || "", overflows, column, inset,
+           minWidth: Math.round(parseFloat(svg.style.minWidth) || 0),
            focusable: host.tabIndex >= 0, lastShown, lastNode: last ? last.id : "", hintShown: !!hint && hint.offsetParent !== null && getComputedStyle(hint).visibility !== "hidden" };
 })"""
 
@@ -375,13 +387,18 @@ def measure_diagrams(page) -> list[dict]:
     return page.evaluate(MEASURE_DIAGRAMS, MIN_LABEL_PX)
 
 
-def diagram_problems(page, min_px: float = MIN_LABEL_PX) -> list[str]:
+def diagram_problems(page, min_px: float = MIN_LABEL_PX, desktop_px: float = DESKTOP_COLUMN_PX) -> list[str]:
     problems = []
     for d in measure_diagrams(page):
         where = f"diagram {d['i'] + 1}"
         if "error" in d:
             problems.append(f"{where}: {d['error']}")
             continue
+        room = desktop_px - d["inset"]
+        if d["minWidth"] > room + 1:
+            problems.append(f"{where}: its labels need it {d['minWidth']} CSS px wide, more than the {room:.0f} px "
+                            f"it has on a desktop (1440 px), where it would open scrolled: draw it top to bottom "
+                            f"(flowchart TB), with fewer boxes a row or shorter labels")
         if d["smallest"] < min_px:
             problems.append(f"{where}: its smallest label ({d['text']!r}) is {d['smallest']} CSS px, under {min_px}")
         if not d["title"] or not d["desc"]:

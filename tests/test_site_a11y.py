@@ -757,6 +757,8 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
         page = open_page(context, base + "wide-diagram/")
         wide = site_a11y.diagram_problems(page) + site_a11y.axe_problems(page)
         wide_shown = site_a11y.measure_diagrams(page)
+        page = open_page(context, base + "desktop-wide-diagram/")
+        too_wide = site_a11y.diagram_problems(page)
         heavy = {}
         for name in ("blocking-script", "worker-fetch"):  # pages that load big.js (200 KB, about 110 KB gzip)
             page = context.new_page()
@@ -766,10 +768,10 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
                 page.goto(base + name + "/", wait_until="load")
             heavy[name] = site_a11y.first_load_problems(page, budget=100 * 1024, wait_ms=2000)
         context.close()
-        return blocking, contrast, oversized, wide, wide_shown, heavy
+        return blocking, contrast, oversized, wide, wide_shown, too_wide, heavy
 
     with site_check.serve(fixture_site, prefix="/book/") as base:
-        blocking, contrast, oversized, wide, wide_shown, heavy = browser.run(check)
+        blocking, contrast, oversized, wide, wide_shown, too_wide, heavy = browser.run(check)
     assert any("big.js" in p and "over the budget" in p for p in blocking), blocking
     # The first-load budget (here 100 KB): a page over it, named by its largest files; a worker's
     # request, which the page's timeline does not show, is reported rather than left uncounted.
@@ -779,9 +781,37 @@ def test_checks_reject_the_broken_fixture_pages(fixture_site, browser):
     assert any(p.startswith("axe color-contrast (serious)") for p in contrast), contrast
     assert any("smallest label" in p and "under 11.0" in p for p in oversized), oversized
     assert any("no accessible title and description" in p for p in oversized), oversized
-    # The same wide diagram with the book's loader: scrolls sideways, labels readable.
+    # A wide diagram with the book's loader: scrolls sideways on a phone, labels readable.
     assert wide == [], wide
     assert wide_shown[0]["overflows"] and wide_shown[0]["smallest"] >= site_a11y.MIN_LABEL_PX, wide_shown
+    # One that would scroll on a desktop too is rejected, on a phone, with the width it needs.
+    assert len(too_wide) == 1 and re.fullmatch(
+        r"diagram 1: its labels need it \d+ CSS px wide, more than the 688 px it has on a desktop "
+        r"\(1440 px\), where it would open scrolled: .*", too_wide[0]), too_wide
+
+
+def test_the_desktop_column_is_as_wide_as_the_diagram_check_assumes(fixture_site, browser):
+    """diagram_problems judges on any screen whether a diagram fits a desktop's column, from the
+    width the loader keeps it at and DESKTOP_COLUMN_PX. At 1440 px: the column is that wide, the
+    diagram that passes fits it, and the one rejected scrolls."""
+
+    def measure(b):
+        context = context_for(b, 1440, "light")
+        found = {}
+        for name in ("wide-diagram", "desktop-wide-diagram"):
+            page = open_page(context, base + name + "/")
+            site_check.Browser.settle(page)
+            found[name] = site_a11y.measure_diagrams(page)[0]
+        context.close()
+        return found
+
+    with site_check.serve(fixture_site, prefix="/book/") as base:
+        found = browser.run(measure)
+    for name, d in found.items():
+        assert abs(d["column"] - site_a11y.DESKTOP_COLUMN_PX) <= 1 and d["inset"] <= 1, (name, d)
+    fits, scrolls = found["wide-diagram"], found["desktop-wide-diagram"]
+    assert not fits["overflows"] and fits["minWidth"] <= site_a11y.DESKTOP_COLUMN_PX, fits
+    assert scrolls["overflows"] and scrolls["minWidth"] > site_a11y.DESKTOP_COLUMN_PX, scrolls
 
 
 def test_404_page_works_under_a_sub_path(fixture_site, browser):
