@@ -66,8 +66,11 @@ notebooks: $(STAMP)
 	$(BIN)/python -m bookbuild.notebook_gen
 	$(BIN)/python -m bookcheck.notebooks
 
+# The site, built strict into site/ (bookbuild/site_build.py): not built again while site/ holds a
+# build from exactly these files, this environment, today's date and these records of passing
+# runs (the page stamps print them); FRESH=1, or CI=true, builds it anyway.
 build: $(STAMP)
-	$(BIN)/mkdocs build --strict
+	$(BIN)/python -m bookbuild.site_build $(if $(FRESH),--fresh) site -- $(BIN)/mkdocs build --strict
 
 # The whole book as one PDF, site/autograd-book.pdf (the home page links it): the site built
 # strict, its print page (print_page/: every page in nav order) printed by the system chromium

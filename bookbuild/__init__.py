@@ -10,4 +10,5 @@ reading the pages through the page model (bookcheck.model) and imported by the b
     notebook_gen  the generated notebooks, the workshop's included (make notebooks)
     wheel         the `snippets` wheel the site offers (downloads/)
     pdf           the whole book as one PDF (make pdf)
+    site_build    the built site as a cache: `make build` builds only when what it reads changed
 """

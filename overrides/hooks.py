@@ -23,7 +23,6 @@ what they import of bookcheck, imports it (tests/test_serve_anywhere.py builds w
 book's bookcheck is imported from this checkout, whichever venv runs mkdocs.
 """
 
-import datetime
 import re
 import subprocess
 import sys
@@ -43,7 +42,7 @@ CDN_SCRIPTS = [
 
 from bookcheck.counts import text_counts  # noqa: E402 - after the module docstring's constants
 from bookcheck.markers import MARKER_LINE, TABLE_MARKERS, resolve  # noqa: E402
-from bookbuild import indexes  # noqa: E402
+from bookbuild import indexes, site_build  # noqa: E402
 from bookcheck import versions  # noqa: E402
 
 # Pages built from the page model: the line of a generated slot's marker (bookcheck.markers,
@@ -61,25 +60,10 @@ def on_post_page(output, page, config):
     return output
 
 
-def _git(*args):
-    try:
-        out = subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10)
-    except OSError:
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
-
-
 def on_config(config):
-    commit = _git("rev-parse", "--short=10", "HEAD")
-    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
-    BUILD["commit"] = (commit + (" with local changes" if dirty else "")) if commit else "unknown (not a git checkout)"
-    BUILD["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    from bookcheck import results
-
-    BUILD["verified"] = results.verified()  # a whole passing test run of exactly these files, or None
-    # The other torch versions every page's blocks run on, each with its passing run of exactly
-    # these files (make test-torch), or None.
-    BUILD["also"] = [dict(version=v, verified=results.verified(path=results.verified_path(v))) for v in versions.also()]
+    # The commit and date of the build and the passing runs of exactly these files, which the
+    # page stamps print (also part of the built site's key: `make build` reuses a current site).
+    BUILD.update(site_build.build_facts())
     return config
 
 

@@ -14,9 +14,7 @@ the print stylesheet is docs/assets/css/print.css, the PDF is made by bookbuild/
    "requires_gr" / "ad").
 """
 
-import datetime
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # bookcheck of this checkout (the serve venv does not install it)
 
 from bookcheck import versions  # noqa: E402
+from bookbuild import site_build  # noqa: E402
 from bookbuild.pdf import print_page_file  # noqa: E402
 
 COVER = Path(__file__).with_name("print_cover.html")
@@ -62,24 +61,16 @@ def table_code_breaks(page: str) -> str:
     return CELL.sub(cell, page)
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10)
-    except OSError:
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def cover(config) -> str:
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         COVER.read_text(encoding="utf-8"))
+    facts = site_build.build_facts()
     return template.render(
         title=config["site_name"],
         torch=versions.pinned(),
         also=list(versions.also()),
-        date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-        commit=_commit(),
+        date=facts["date"],
+        commit=facts["commit"],
         site_url=config["site_url"] or "",
     )
 
