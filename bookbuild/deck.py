@@ -1,14 +1,16 @@
 """The drills as a spaced-repetition deck: an Anki package (.apkg) and a CSV (front, back, tags).
 
 A drill is a ``### N. Title`` heading under a ``## section`` of a drill page
-(``docs/reference/drills*.md``): a prompt and its code, then a folded ``??? question "Answer"``
-block. One note per drill:
+(``docs/reference/drills*.md``), or under the ``## Drills`` section of any other page (a chapter
+that ends with its own drills, CHAPTER_SECTION): a prompt and its code, then a folded
+``??? question "Answer"`` block. One note per drill:
 
     front   the heading, the prompt, its code (``--8<--`` lines expanded, as the site shows it)
             and what that code prints where the page shows it
     back    the answer block as the page shows it: its text, its code and the verified output
             of each block (``Block.expected_output`` of the page model), then a link to the drill
-    tags    page::<page>, kind::<kind>, section::<section>
+    tags    page::<page>, kind::<kind>, section::<section> (on a chapter page, its title up to
+            the first colon: the chapter's drills are one topic)
 
 Each page is read by the page model (bookcheck.model.Page: its headings and their anchors, its
 fences and blocks); its prose is rendered with the site's Markdown extensions and options
@@ -43,6 +45,7 @@ from bookcheck.model import Page
 from bookcheck.model import expand_snippets, snippet_files
 
 PAGES = "reference/drills*.md"  # relative to docs/
+CHAPTER_SECTION = "Drills"  # on any other page, the ## section whose ### N. headings are drills
 APKG = "autograd-drills.apkg"
 CSV = "autograd-drills.csv"
 DECK_ID = 1_733_510_417  # fixed: Anki matches an imported deck and its note type by id
@@ -117,7 +120,24 @@ def _unlabelled(title: str) -> str:
 
 
 def pages(docs: Path = DOCS) -> list[Path]:
-    return sorted(Path(docs).glob(PAGES))
+    """The drill pages, then the other pages with drills under a ``## Drills`` section."""
+    docs = Path(docs)
+    drill_pages = sorted(docs.glob(PAGES))
+    chapters = [path for path in sorted(docs.rglob("*.md"))
+                if path not in drill_pages and f"\n## {CHAPTER_SECTION}\n" in path.read_text(encoding="utf-8")
+                and _chapter_drills(Page.parse(path))]
+    return drill_pages + chapters
+
+
+def _chapter_drills(model: Page) -> list:
+    """The level-3 headings of a page's ``## Drills`` section."""
+    section, found = None, []
+    for head in model.headings:
+        if head.level <= 2:
+            section = head.text if head.level == 2 else None
+        elif head.level == 3 and section == CHAPTER_SECTION:
+            found.append(head)
+    return found
 
 
 # The site's Markdown extensions (mkdocs.yml) that a card leaves out, and why.
@@ -229,7 +249,7 @@ class _Renderer:
 
 
 def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
-    """Every drill of one drill page, in page order."""
+    """Every drill of one page (a drill page, or a chapter's ``## Drills`` section), in page order."""
     path, docs = Path(path), Path(docs)
     page = path.relative_to(docs).as_posix()
     model = Page.parse(path)
@@ -237,12 +257,14 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
     anchors = _anchors(model)
     render = _Renderer(model, page, base_url)
     heads = [h for h in model.headings if h.line in anchors]  # the page model's headings, in order
+    chapter = None if path.match(PAGES) else {h.line for h in _chapter_drills(model)}
+    topic = render.title.split(": ")[0].replace("`", "")  # a chapter's drills: the chapter's topic
     found, section = [], ""
     for n, head in enumerate(heads):
         i, level, text = head.line, head.level, head.text
         if level == 2:
             section = text
-        if level != 3 or not section:
+        if level != 3 or not section or (chapter is not None and i not in chapter):
             continue
         where = f"{rel(path)}:{i + 1}"
         drill = DRILL.match(text)
@@ -263,18 +285,18 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
         back, shown = render.region(answer + 1, end, indent=4)
         url = _url(page, "#" + anchors[i], base_url)
         link = f'<p>On the site: <a href="{html.escape(url)}">{html.escape(render.title)}, drill {number}</a></p>'
-        found.append(Drill(page, number, title, kind, section, url,
+        found.append(Drill(page, number, title, kind, section if chapter is None else topic, url,
                            front=heading + "\n" + question, back=back + "\n" + link, blocks=shown))
     return found
 
 
 def deck(docs: Path = DOCS, base_url: str = "") -> list[Drill]:
-    """Every drill of every drill page."""
+    """Every drill of every page that has drills (``pages``)."""
     return [d for path in pages(docs) for d in drills(path, docs, base_url)]
 
 
 def sources(docs: Path = DOCS) -> list[Path]:
-    """The files the deck is built from: the drill pages, the files their blocks include, this module."""
+    """The files the deck is built from: the pages with drills, the files their blocks include, this module."""
     files = {Path(__file__)}
     for path in pages(docs):
         files.add(path)

@@ -166,8 +166,8 @@ def _add_error_search(config):
     index.write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
 
 
-# The drills as an Anki deck and a CSV in downloads/ (bookbuild/deck.py), built from the drill
-#    pages alone, once per content of those pages, the files they include and the site's address.
+# The drills as an Anki deck and a CSV in downloads/ (bookbuild/deck.py), built from the pages
+#    with drills alone, once per content of those pages, the files they include and the site's address.
 def _write_deck(config, downloads):
     from bookbuild import deck
 

@@ -1,8 +1,10 @@
-"""The drills as a deck (bookbuild/deck.py): every drill of every drill page is a note of the
-.apkg and a row of the CSV, and its back holds what the page shows for the answer.
+"""The drills as a deck (bookbuild/deck.py): every drill of every drill page, and of the ``## Drills``
+section a chapter ends with, is a note of the .apkg and a row of the CSV, and its back holds what
+the page shows for the answer.
 
-Drills are enumerated here from the pages' text (every ``### `` heading under a ``## `` section,
-outside fences) and their blocks and outputs read with the page model, not with the deck's code.
+Drills are enumerated here from the pages' text (on a drill page every ``### `` heading under a
+``## `` section, on any other page those under ``## Drills``, outside fences) and their blocks and
+outputs read with the page model, not with the deck's code.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from bookcheck import DOCS, HarnessError
 from bookbuild import deck
 from bookcheck.model import expand_snippets, outside_fences, parse_page
 
-PAGES = sorted((DOCS / "reference").glob("drills*.md"))
+DRILL_PAGES = sorted((DOCS / "reference").glob("drills*.md"))
 BASE = "https://example.org/book/"
 LABELS = ("Predict", "Write", "Derive", "Diagnose", "Explain", "Fix")  # a heading's "Kind: ..."
 DEFAULT = {"drills.md": "Predict", "drills-accumulation.md": "Predict", "drills-functions.md": "Predict",
@@ -34,25 +36,32 @@ SERIES = [["drills.md", "drills-accumulation.md", "drills-functions.md", "drills
 
 
 def page_drills(path: Path) -> list[dict]:
-    """Each drill of a page: heading, section, line range, and its question and answer lines."""
+    """Each drill of a page: heading, section, line range, and its question and answer lines. On a
+    page that is no drill page, the drills are those under ``## Drills`` and their section is the
+    page's title up to its first colon (its code marks removed)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     heads = [i for i, (line, prose) in enumerate(zip(lines, outside_fences(lines)))
              if prose and re.match(r"#{1,6} ", line)]
-    found, section = [], None
+    chapter = path not in DRILL_PAGES
+    found, section, page_title = [], None, None
     for n, i in enumerate(heads):
         level, text = lines[i].split(" ", 1)
+        page_title = text.strip() if level == "#" else page_title
         section = text.strip() if level == "##" else section
-        if level != "###" or section is None:
+        if level != "###" or section is None or (chapter and section != "Drills"):
             continue
         stop = heads[n + 1] if n + 1 < len(heads) else len(lines)
         answer = [j for j in range(i, stop) if lines[j].startswith('??? question "Answer"')]
         assert answer, f"{path.name}:{i + 1}: a drill without an answer"
         number, title = re.match(r"(\d+)\. (.*)", text.strip()).groups()
-        found.append(dict(page=path, number=int(number), title=title, section=section, heading=text.strip(),
+        topic = page_title.split(": ")[0].replace("`", "") if chapter else section
+        found.append(dict(page=path, number=int(number), title=title, section=topic, heading=text.strip(),
                           question=(i + 1, answer[0] + 1), answer=(answer[0] + 1, stop), lines=lines))
     return found
 
 
+CHAPTERS = [path for path in sorted(DOCS.rglob("*.md")) if path not in DRILL_PAGES and page_drills(path)]
+PAGES = DRILL_PAGES + CHAPTERS
 DRILLS = [d for path in PAGES for d in page_drills(path)]
 
 
@@ -203,7 +212,8 @@ def test_a_drill_keeps_its_guid_on_any_page_of_its_series(built):
     guids = {n["url"]: n["guid"] for n in built[0][0]}
     first = {name: series[0] for series in SERIES for name in series}
     for d in DRILLS:
-        page = "reference/" + first.get(d["page"].name, d["page"].name)
+        name = d["page"].name
+        page = "reference/" + first[name] if name in first else d["page"].relative_to(DOCS).as_posix()
         title = re.sub(r"^(" + "|".join(LABELS) + r")\b[^:`]*:\s+", "", d["title"])
         assert guids[link(d)] == genanki.guid_for(page, d["number"], " ".join(title.split()).casefold()), link(d)
 
@@ -290,3 +300,32 @@ def test_a_card_renders_prose_with_the_sites_markdown_extensions():
     assert 'class="admonition note"' in out and 'class="arithmatex"' in out, out
     md.reset()
     assert "id=" not in md.convert("### 3. A drill") and "headerlink" not in md.convert("### 3. A drill")
+
+
+CHAPTER = '''# Losses: the flat ones
+
+## Why a loss is flat
+
+### 1. A subsection, not a drill
+
+Text.
+
+## Drills
+
+Find the cause.
+
+### 1. Diagnose: the loss is flat
+''' + NEW_PAGE.split("### 1. Diagnose: the loss is flat", 1)[1].split("### 2.")[0]
+
+
+def test_a_chapter_gives_the_drills_of_its_drills_section(tmp_path):
+    """On a page that is no drill page, only the ``### N.`` headings under ``## Drills`` are drills,
+    tagged with the page's topic; a ``## Drills`` section that only links to drill pages gives none."""
+    page = tmp_path / "part9" / "losses.md"
+    page.parent.mkdir()
+    page.write_text(CHAPTER, encoding="utf-8")
+    (tmp_path / "part9" / "path.md").write_text("# A path\n\n## Drills\n\nThe [drills](x.md).\n", encoding="utf-8")
+    [note] = deck.deck(tmp_path)
+    assert (note.page, note.number, note.kind, note.section) == ("part9/losses.md", 1, "Diagnose", "Losses")
+    assert note.url == "part9/losses/#1-diagnose-the-loss-is-flat" and "The reason" in note.back
+    assert deck.pages(tmp_path) == [page]

@@ -1,7 +1,9 @@
-"""What every drill's answer must hold, read from the drill pages (docs/reference/drills*.md):
+"""What every drill's answer must hold, read from the pages with drills (bookbuild.deck.pages: the
+drill pages, docs/reference/drills*.md, and the chapters that end with a ``## Drills`` section):
 
-- a link to the section of a teaching page (a page of Parts I-VI or of the workshop, with an
-  anchor that page has), so a reader who missed the drill knows where to reread;
+- a link to the section of a teaching page (a page of the Parts or of the workshop, with an
+  anchor that page has; on a chapter, ``#anchor`` is a section of the chapter itself), so a
+  reader who missed the drill knows where to reread;
 - for an Explain drill, a bar and a follow-up: a list that opens "A good answer mentions" (3 to 5
   points), then "Follow-up:" with the interviewer's next question, then that question's own
   answer, folded inside the answer (``??? question "Answer to the follow-up"``), with a block.
@@ -50,9 +52,9 @@ def teaching_links(drill) -> list[tuple[str, str]]:
     found = []
     for target in LINK.findall("\n".join(answer_lines(drill))):
         path, _, anchor = target.partition("#")
-        if re.match(r"^[a-z][a-z0-9+.-]*:", path) or not path.endswith(".md") or not anchor:
+        if re.match(r"^[a-z][a-z0-9+.-]*:", path) or not (path.endswith(".md") or path == "") or not anchor:
             continue
-        page = posixpath.normpath(posixpath.join(posixpath.dirname(drill.page), path))
+        page = posixpath.normpath(posixpath.join(posixpath.dirname(drill.page), path)) if path else drill.page
         if TEACHING.match(page):
             found.append((page, anchor))
     return found
