@@ -28,7 +28,7 @@ from snippets import explain
 
 from bookcheck import DOCS
 from bookcheck.versions import pinned
-from bookcheck.model import parse_page
+from bookcheck.model import Page
 
 FAILURE_TABLE = DOCS / "part1" / "failure-modes.md"
 ERRORS_PAGE = DOCS / "reference" / "errors.md"
@@ -54,12 +54,10 @@ def title_of(lines: list[str], path: Path) -> str:
     return next((line[2:].strip() for line in lines if line.startswith("# ")), Path(path).stem)
 
 
-def section_of(lines: list[str], lineno: int) -> tuple[str, str]:
-    """The heading above line ``lineno`` (1-based) and its anchor, as the site's toc makes it
-    (the page model's headings, bookcheck.model)."""
-    from bookcheck.model import Page
-
-    heading = Page.from_lines(lines).section_at(lineno - 1)
+def section_of(page: Page, lineno: int) -> tuple[str, str]:
+    """The heading above line ``lineno`` (1-based) of ``page`` (the page model: read once per
+    page) and its anchor, as the site's toc makes it."""
+    heading = page.section_at(lineno - 1)
     return (heading.text, heading.anchor) if heading is not None else ("", "")
 
 
@@ -129,17 +127,16 @@ def _message_of(line: str) -> str:
 def errors(pages) -> list[Entry]:
     shows: list[tuple[str, str, str, Shown]] = []  # (kind, type, line or fragment, where)
     for path in pages:
-        blocks = parse_page(path)
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        for b in blocks:
+        page = Page.parse(path)  # read once: its blocks, lines and headings
+        for b in page.blocks:
             if b.kind != "run":
                 continue
             for kind, mark in (("error", b.mark("raises")), ("warning", b.mark("warns"))):
                 if mark is None or not mark.args:
                     continue
                 type_name = str(mark.args[0]).rsplit(".", 1)[-1]
-                section, anchor = section_of(lines, b.lineno)
-                shown = Shown(Path(path), title_of(lines, path), section, anchor)
+                section, anchor = section_of(page, b.lineno)
+                shown = Shown(Path(path), title_of(page.lines, path), section, anchor)
                 if kind == "error":
                     shows.append((kind, type_name, _error_line(b, type_name), shown))
                 else:
@@ -401,15 +398,13 @@ def differences(pages) -> list[dict]:
     line, the section it is in) and the lines that differ, per version."""
     import difflib
 
-    from bookcheck.model import parse_page
-
     found = []
     for path in pages:
-        blocks = parse_page(path)
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        for b in blocks:
+        page = Page.parse(path)
+        lines = page.lines
+        for b in page.blocks:
             for version, other in sorted(b.outputs.items()):
-                heading, anchor = section_of(lines, b.lineno)
+                heading, anchor = section_of(page, b.lineno)
                 pinned_lines, other_lines = b.expected_output.splitlines(), other.splitlines()
                 diff = [d for d in difflib.ndiff(pinned_lines, other_lines) if d[:1] in "-+"]
                 found.append(dict(path=Path(path), title=title_of(lines, path), lineno=b.lineno, section=heading,
