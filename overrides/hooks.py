@@ -12,7 +12,11 @@
 2. Notebook pages are kept free of requests to a CDN. The notebook HTML template of
    mkdocs-jupyter (nbconvert's) embeds a MathJax loader, and a module script that imports
    mermaid from a CDN when a notebook has a mermaid output. The book typesets math with its
-   vendored KaTeX and makes no request off its own origin, so both are removed.
+   vendored KaTeX and makes no request off its own origin, so both are removed, with the
+   comment that closes the mermaid part. This runs before mermaid2's post_page (event
+   priority), which parses with BeautifulSoup every page whose HTML holds the word "mermaid",
+   to look for diagrams: a notebook page (none has a diagram) no longer holds it, and is not
+   parsed (about 2 s of a build, for the 14 notebooks).
 3. Notebooks are shown as committed, with their stored outputs (mkdocs-jupyter's `execute: false`;
    bookcheck.notebooks writes them and the tests prove them current).
 4. The search index carries what the site's search box needs to send a pasted error message
@@ -28,6 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mkdocs.plugins import event_priority
+
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = {}
 if str(ROOT) not in sys.path:
@@ -37,6 +43,7 @@ CDN_SCRIPTS = [
     re.compile(r'<script src="[^"]*"> ?</script>\s*<!-- MathJax configuration -->', re.S),
     re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S),
     re.compile(r'<script type="module">(?:(?!</script>).)*?https://cdnjs\.cloudflare\.com.*?</script>', re.S),
+    re.compile(r"<!-- End of mermaid configuration -->"),
 ]
 
 
@@ -52,6 +59,7 @@ GENERATED = {t.comment: resolve(t.generate) for t in TABLE_MARKERS.values() if t
 GENERATED_LINE = re.compile(r"^<!--\s*(" + "|".join(map(re.escape, GENERATED)) + r")\s*-->[ \t]*$", re.M)
 
 
+@event_priority(50)  # before mermaid2's (see 2.)
 def on_post_page(output, page, config):
     if not page.file.src_uri.endswith(".ipynb"):
         return output
