@@ -125,3 +125,31 @@ def test_usage_names_what_is_missing(project, capsys):
         site_build.build(project / "site", [], root=project)
     assert site_build.main(["site", "mkdocs", "build"]) == 2
     assert "usage: python -m bookbuild.site_build [--fresh] SITE -- COMMAND" in capsys.readouterr().err
+
+
+# The stand-in of a build that reads mkdocs-jupyter's cache settings as mkdocs.yml does.
+SEES_CACHE = """
+import os, pathlib
+site = pathlib.Path("site"); site.mkdir(exist_ok=True)
+(site / "index.html").write_text("built")
+pathlib.Path("cache.txt").write_text(os.environ.get("BOOK_NOTEBOOK_HTML_CACHE", "off") + " "
+                                     + os.environ.get("BOOK_NOTEBOOK_HTML_DIR", "-"))
+"""
+
+
+def test_notebook_html_is_cached_per_environment_and_only_when_the_site_may_be_reused(project, monkeypatch):
+    def cache_seen(fresh=False):
+        (project / "site" / site_build.KEY_FILE).unlink(missing_ok=True)
+        assert site_build.build(project / "site", [sys.executable, "-c", SEES_CACHE], fresh=fresh, root=project) == 0
+        return (project / "cache.txt").read_text().split()
+
+    on, folder = cache_seen()
+    assert on == "true" and Path(folder).parent == project / ".cache" / "notebook-html"
+    assert cache_seen() == [on, folder]  # the same environment: the same folder
+    Path(folder).mkdir(parents=True)
+    monkeypatch.setenv("SITE_URL", "https://example.invalid/book/")  # another environment
+    on, other = cache_seen()
+    assert on == "true" and other != folder and not Path(folder).exists()  # the old folder removed
+    assert cache_seen(fresh=True) == ["off", "-"]  # make build FRESH=1: converted afresh
+    monkeypatch.setenv("CI", "true")
+    assert cache_seen() == ["off", "-"]  # CI reuses nothing
