@@ -19,6 +19,8 @@ pages they index.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import os.path
 import re
 from dataclasses import dataclass, field
@@ -124,10 +126,17 @@ def _message_of(line: str) -> str:
     return line.split(": ", 1)[1] if ": " in line else line
 
 
-def errors(pages) -> list[Entry]:
-    shows: list[tuple[str, str, str, Shown]] = []  # (kind, type, line or fragment, where)
-    for path in pages:
-        page = Page.parse(path)  # read once: its blocks, lines and headings
+_SHOWS: dict[str, tuple[str, list]] = {}  # page -> (hash of its text, what its blocks show)
+
+
+def _shows(path: str, text: str) -> list[tuple[str, str, str, Shown]]:
+    """(kind, type, line or fragment, where) for each error and warning the blocks of one page
+    show. Kept by the page's text: a build asks twice (the page of errors, the search data), and
+    make serve's every rebuild once, this module being imported once for all of them; an edit
+    reads again only the page it changed."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if _SHOWS.get(path, ("",))[0] != digest:
+        page, shows = Page.from_text(text, path), []
         for b in page.blocks:
             if b.kind != "run":
                 continue
@@ -141,6 +150,14 @@ def errors(pages) -> list[Entry]:
                     shows.append((kind, type_name, _error_line(b, type_name), shown))
                 else:
                     shows += [(kind, type_name, f, shown) for f in _fragments(str(mark.kwargs.get("match", "")))]
+        _SHOWS[path] = (digest, shows)
+    return copy.deepcopy(_SHOWS[path][1])  # the entries below take and change them
+
+
+def errors(pages) -> list[Entry]:
+    """Every error and warning the blocks of ``pages`` show: one entry per type and words, with
+    the failure table's cause and fix."""
+    shows = [s for path in pages for s in _shows(str(path), Path(path).read_text(encoding="utf-8"))]
     # One entry per type and words: blocks that show one error with other shapes or names share it.
     entries: dict[tuple, Entry] = {}
     for kind, type_name, text, shown in shows:

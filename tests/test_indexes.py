@@ -80,3 +80,19 @@ def test_links_to_pytorch_docs_name_the_verified_version():
     for path in PAGES:
         for link in re.findall(r"https://docs\.pytorch\.org/docs/([^/]+)/", path.read_text(encoding="utf-8")):
             assert link == minor, f"{path}: a link to the docs of {link!r}; the book is verified on {minor}"
+
+
+def test_errors_reads_again_only_a_page_that_changed_and_a_caller_cannot_change_what_it_keeps(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text('# A page\n\n## Leaves\n\n<!--pytest.mark.raises("RuntimeError", match="a leaf")-->\n'
+                    "```python\nraise RuntimeError('a leaf')\n```\n\n<!--pytest-codeblocks:expected-output-->\n"
+                    "```text\nRuntimeError: a leaf Variable that requires grad\n```\n", encoding="utf-8")
+    [entry] = indexes.errors([page])
+    assert (entry.message, entry.where[0].anchor) == ("RuntimeError: a leaf Variable that requires grad", "leaves")
+    entry.messages.append("changed by a caller")
+    entry.where[0].section = "changed by a caller"
+    [again] = indexes.errors([page])
+    assert again.messages == ["RuntimeError: a leaf Variable that requires grad"] and again.where[0].section == "Leaves"
+    page.write_text(page.read_text(encoding="utf-8").replace("## Leaves", "## Leaf tensors"), encoding="utf-8")
+    [edited] = indexes.errors([page])
+    assert (edited.where[0].section, edited.where[0].anchor) == ("Leaf tensors", "leaf-tensors")
