@@ -23,6 +23,9 @@ on a notebook's bytes and its own options, not on the versions of the libraries 
 which the folder's name holds (Keys.env: Python and every installed distribution). Converting
 the 14 notebooks is about 5 s of a build; the first build after a passing run (whose record
 the page stamps print) then converts none.
+
+    python -m bookbuild.site_build [--fresh] SITE -- COMMAND...
+        run COMMAND (the build) unless SITE is current; then record SITE's key
 """
 
 from __future__ import annotations
