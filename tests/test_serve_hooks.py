@@ -95,3 +95,56 @@ def test_the_pdf_is_served_after_make_pdf(hooks, tmp_path):
     os.utime(hooks.PDF, (2e9, 2e9))
     hooks.on_post_build({"site_dir": str(served)})  # `mkdocs build`: its site is left alone
     assert (served / "autograd-book.pdf").read_bytes() == b"%PDF-1.7 ..."
+
+
+def test_under_serve_a_template_is_compiled_once_and_again_when_it_changes(hooks, tmp_path, monkeypatch):
+    """mkdocs makes a Jinja environment for every rebuild; under serve it gets the hooks' bytecode
+    cache (on_env), so a rebuild loads the compiled templates and compiles only a changed one."""
+    import jinja2
+
+    (tmp_path / "main.html").write_text("<p>{{ page }}</p>", encoding="utf-8")
+    compiled = []
+    real = jinja2.Environment.compile
+    monkeypatch.setattr(jinja2.Environment, "compile",
+                        lambda self, source, name=None, *a, **k: compiled.append(name) or real(self, source, name, *a, **k))
+
+    def rebuild():
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp_path)))
+        env = hooks.on_env(env, config={}, files=None)
+        return env.get_template("main.html").render(page="a")
+
+    monkeypatch.setattr(logging.getLogger("mkdocs"), "handlers", [])
+    hooks.on_startup("build", False)
+    assert rebuild() == rebuild() == "<p>a</p>" and compiled == ["main.html"] * 2  # mkdocs build: no cache
+    compiled.clear()
+    hooks.on_startup("serve", True)
+    assert rebuild() == rebuild() == "<p>a</p>" and compiled == ["main.html"]
+    (tmp_path / "main.html").write_text("<b>{{ page }}</b>", encoding="utf-8")
+    assert rebuild() == "<b>a</b>" and compiled == ["main.html"] * 2
+    assert rebuild() == "<b>a</b>" and compiled == ["main.html"] * 2
+
+
+def test_make_serve_leaves_out_the_print_page_unless_asked_and_builds_keep_it(monkeypatch):
+    """The print page combines every page again on each rebuild (about 0.5 s of one): off under
+    `make serve` (mkdocs.yml's print-site `enabled: !ENV [BOOK_PRINT_PAGE, true]`), on for every
+    build, and `make serve PRINT_PAGE=true` turns it on."""
+    import subprocess
+
+    from bookcheck.model import read_config
+
+    def enabled():
+        [options] = [p["print-site"] for p in read_config(ROOT / "mkdocs.yml")["plugins"] if isinstance(p, dict) and "print-site" in p]
+        return options["enabled"]
+
+    monkeypatch.delenv("BOOK_PRINT_PAGE", raising=False)
+    assert enabled() is True
+    monkeypatch.setenv("BOOK_PRINT_PAGE", "false")
+    assert enabled() is False
+
+    def serve_command(*args):
+        out = subprocess.run(["make", "-n", "serve", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        [line] = [x for x in out.splitlines() if " serve --dirty" in x]
+        return line
+
+    assert serve_command().startswith("BOOK_PRINT_PAGE=false ")
+    assert serve_command("PRINT_PAGE=true").startswith("BOOK_PRINT_PAGE=true ")
