@@ -19,6 +19,7 @@ SERVE_VENV ?= .venv-serve
 PORT   ?= 8000
 PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
+PRINT_PAGE ?= false
 export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: venv serve serve-venv notebooks test-serve test step-pages step-site step-notebooks step-serve test-torch torch-venvs test-page build pdf drift lighthouse zensical clean
@@ -56,8 +57,9 @@ serve-venv:
 # serves the PDF as well.
 # Not strict: a warning (e.g. a new page not yet in the nav) is printed and the page still
 # shows; `make build` and `make test` are strict. Notebooks are shown with their stored outputs.
+# The print page (print_page/, which `make pdf` prints) is not made: PRINT_PAGE=true makes it.
 serve: serve-venv
-	$(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
+	BOOK_PRINT_PAGE=$(PRINT_PAGE) $(SERVE_BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:$(PORT)
 
 # The notebooks: generated (bookbuild/notebook_gen.py), executed, their outputs stored in
 # docs/notebooks/*.ipynb (tests/test_notebooks_anywhere.py and test_notebook_outputs.py fail
