@@ -329,3 +329,33 @@ def test_a_chapter_gives_the_drills_of_its_drills_section(tmp_path):
     assert (note.page, note.number, note.kind, note.section) == ("part9/losses.md", 1, "Diagnose", "Losses")
     assert note.url == "part9/losses/#1-diagnose-the-loss-is-flat" and "The reason" in note.back
     assert deck.pages(tmp_path) == [page]
+
+
+def test_the_decks_sources_follow_an_edit_and_parse_only_the_edited_page(tmp_path, monkeypatch):
+    """make serve asks for the deck's key on every rebuild: deck._page keeps each page's model by
+    its text, so an edit is seen (a drill that includes a new file) and nothing else is parsed."""
+    from bookcheck.model import Page
+
+    page = tmp_path / "part9" / "losses.md"
+    page.parent.mkdir()
+    page.write_text(CHAPTER, encoding="utf-8")
+    other = tmp_path / "reference" / "drills-new.md"
+    other.parent.mkdir()
+    other.write_text(NEW_PAGE.split("### 2.")[0], encoding="utf-8")
+    before = deck.sources(tmp_path)
+    assert page in before and other in before
+    parsed = []
+
+    class Counted(Page):
+        def __init__(self, text, path, lines=None):
+            parsed.append(Path(path))
+            super().__init__(text, path, lines)
+
+    monkeypatch.setattr(deck, "Page", Counted)
+    assert deck.sources(tmp_path) == before and parsed == []
+    included = tmp_path / "part9" / "extra.py"
+    edited = CHAPTER.replace("```python\nprint(1)\n```", f'```python\n--8<-- "{included}"\nprint(1)\n```')
+    assert edited != CHAPTER
+    page.write_text(edited, encoding="utf-8")
+    after = deck.sources(tmp_path)
+    assert parsed == [page] and included in after, (parsed, after)
