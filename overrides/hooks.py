@@ -39,7 +39,9 @@ BUILD = {}
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # bookcheck of this checkout (the serve venv does not install it)
 
-CDN_SCRIPTS = [
+# What 2. removes from a notebook page: nbconvert's MathJax loader and its configuration, its
+# module script that imports mermaid from a CDN, and the comment that closes the mermaid part.
+NOTEBOOK_REMOVED = [
     re.compile(r'<script src="[^"]*"> ?</script>\s*<!-- MathJax configuration -->', re.S),
     re.compile(r'<script type="text/x-mathjax-config">.*?</script>', re.S),
     re.compile(r'<script type="module">(?:(?!</script>).)*?https://cdnjs\.cloudflare\.com.*?</script>', re.S),
@@ -63,7 +65,7 @@ GENERATED_LINE = re.compile(r"^<!--\s*(" + "|".join(map(re.escape, GENERATED)) +
 def on_post_page(output, page, config):
     if not page.file.src_uri.endswith(".ipynb"):
         return output
-    for pattern in CDN_SCRIPTS:
+    for pattern in NOTEBOOK_REMOVED:
         output = pattern.sub("", output)
     return output
 
