@@ -19,6 +19,7 @@ import math
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,11 +34,32 @@ ENGINES = ("tensor_engine", "scalar_engine", "fork_engine")
 ENGINE_REASON = "rows in tests/test_degenerate_engines.py"
 
 
+ZERO_INIT = "Initializing zero-element tensors is a no-op"  # nn.Linear(0, 0)'s initialisation
+
+
 class Torch:
     """The expected value of a row, computed by torch (or exact math) when the row runs."""
 
     def __init__(self, fn):
         self.fn = fn
+
+
+def warned(pattern, thunk):
+    """A row's thunk, or torch's, that must warn: torch's own UserWarning on an input the row
+    makes on purpose. Asserted (also when the thunk then raises), so that a new warning stands
+    out in the test's summary; any other warning is passed on."""
+    def run():
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            try:
+                return thunk()
+            finally:
+                matched = [w for w in seen if issubclass(w.category, UserWarning) and re.search(pattern, str(w.message))]
+                for w in seen:
+                    if w not in matched:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                assert matched, f"no UserWarning matching {pattern!r}; warned: {[str(w.message) for w in seen]}"
+    return run
 
 
 def f64(*values):
@@ -217,8 +239,8 @@ def _rows():
          (ValueError, r"before\['weight'\] has shape \(1, 2\), the parameter \(1, 3\): before was taken from another module")),
         ("guards", "assert_params_changed", lambda: call("guards", "assert_params_changed")(linear().double(), call("guards", "snapshot")(linear())),
          (ValueError, r"before\['weight'\] is torch.float32, the parameter torch.float64: take the snapshot after converting")),
-        ("guards", "snapshot", lambda: call("guards", "snapshot")(nn.Linear(0, 0)),
-         Torch(lambda: {n: p.detach().clone() for n, p in nn.Linear(0, 0).named_parameters()})),
+        ("guards", "snapshot", warned(ZERO_INIT, lambda: call("guards", "snapshot")(nn.Linear(0, 0))),
+         Torch(warned(ZERO_INIT, lambda: {n: p.detach().clone() for n, p in nn.Linear(0, 0).named_parameters()}))),
         ("guards", "assert_finite", lambda: call("guards", "assert_finite")(torch.ones(0), "empty"), Torch(lambda: None)),
         ("guards", "assert_no_stale_grads", lambda: call("guards", "assert_no_stale_grads")(linear()), Torch(lambda: None)),  # .grad None
         ("guards", "assert_grads_flow", lambda: call("guards", "assert_grads_flow")(_zero_grad_model()),
@@ -233,7 +255,8 @@ def _rows():
          (ValueError, r"loss_fn sums over its rows: pass a mean loss \(reduction='mean', the default\)")),
         ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X[:0], Y[:0], 2),
          (ValueError, r"inputs has shape \(0, 3\): pass a batch \(N, ...\) with N >= 1 rows")),
-        ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X[:4], Y[:4, 0], 2),
+        ("recipes", "accumulate_gradients", warned("Using a target size .* different to the input size",
+                                                   lambda: accumulated(linear(), mse, X[:4], Y[:4, 0], 2)),
          (ValueError, r"the target \(2,\) broadcasts against the prediction \(2, 1\)")),
         ("recipes", "accumulate_gradients", lambda: accumulated(linear(), mse, X, Y, 8),
          Torch(lambda: full_batch_grads(linear(), mse, X, Y))),
