@@ -119,19 +119,6 @@ def _unlabelled(title: str) -> str:
     return " ".join(title.split()).casefold()
 
 
-_PAGES: dict[Path, tuple[str, Page]] = {}  # page -> (hash of its text, its model)
-
-
-def _page(path: Path, text: str | None = None) -> Page:
-    """The page's model, kept by its text: make serve asks for the deck's key on every rebuild
-    (this module is imported once for all of them), and only an edited page is parsed again."""
-    text = Path(path).read_text(encoding="utf-8") if text is None else text
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    if _PAGES.get(path, ("",))[0] != digest:
-        _PAGES[path] = (digest, Page.from_text(text, path))
-    return _PAGES[path][1]
-
-
 def pages(docs: Path = DOCS) -> list[Path]:
     """The drill pages, then the other pages with drills under a ``## Drills`` section."""
     docs = Path(docs)
@@ -139,7 +126,7 @@ def pages(docs: Path = DOCS) -> list[Path]:
     chapters = []
     for path in sorted(docs.rglob("*.md")):
         text = path.read_text(encoding="utf-8")
-        if path not in drill_pages and f"\n## {CHAPTER_SECTION}\n" in text and _chapter_drills(_page(path, text)):
+        if path not in drill_pages and f"\n## {CHAPTER_SECTION}\n" in text and _chapter_drills(Page.kept(path, text)):
             chapters.append(path)
     return drill_pages + chapters
 
@@ -267,7 +254,7 @@ def drills(path: Path, docs: Path = DOCS, base_url: str = "") -> list[Drill]:
     """Every drill of one page (a drill page, or a chapter's ``## Drills`` section), in page order."""
     path, docs = Path(path), Path(docs)
     page = path.relative_to(docs).as_posix()
-    model = Page.parse(path)
+    model = Page.kept(path)
     lines = model.lines
     anchors = _anchors(model)
     render = _Renderer(model, page, base_url)
@@ -315,7 +302,7 @@ def sources(docs: Path = DOCS) -> list[Path]:
     files = {Path(__file__)}
     for path in pages(docs):
         files.add(path)
-        files.update(f for b in _page(path).blocks for f in snippet_files(b.code))
+        files.update(f for b in Page.kept(path).blocks for f in snippet_files(b.code))
     return sorted(files)
 
 

@@ -19,8 +19,6 @@ pages they index.
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import os.path
 import re
 from dataclasses import dataclass, field
@@ -126,32 +124,25 @@ def _message_of(line: str) -> str:
     return line.split(": ", 1)[1] if ": " in line else line
 
 
-_SHOWS: dict[str, tuple[str, list]] = {}  # page -> (hash of its text, what its blocks show)
-
-
 def _shows(path: str, text: str) -> list[tuple[str, str, str, Shown]]:
     """(kind, type, line or fragment, where) for each error and warning the blocks of one page
-    show. Kept by the page's text: a build asks twice (the page of errors, the search data), and
-    make serve's every rebuild once, this module being imported once for all of them; an edit
-    reads again only the page it changed."""
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    if _SHOWS.get(path, ("",))[0] != digest:
-        page, shows = Page.from_text(text, path), []
-        for b in page.blocks:
-            if b.kind != "run":
+    show (its model kept by Page.kept: a build asks twice, the page of errors and the search
+    data, and make serve's every rebuild once)."""
+    page, shows = Page.kept(path, text), []
+    for b in page.blocks:
+        if b.kind != "run":
+            continue
+        for kind, mark in (("error", b.mark("raises")), ("warning", b.mark("warns"))):
+            if mark is None or not mark.args:
                 continue
-            for kind, mark in (("error", b.mark("raises")), ("warning", b.mark("warns"))):
-                if mark is None or not mark.args:
-                    continue
-                type_name = str(mark.args[0]).rsplit(".", 1)[-1]
-                section, anchor = section_of(page, b.lineno)
-                shown = Shown(Path(path), title_of(page.lines, path), section, anchor)
-                if kind == "error":
-                    shows.append((kind, type_name, _error_line(b, type_name), shown))
-                else:
-                    shows += [(kind, type_name, f, shown) for f in _fragments(str(mark.kwargs.get("match", "")))]
-        _SHOWS[path] = (digest, shows)
-    return copy.deepcopy(_SHOWS[path][1])  # the entries below take and change them
+            type_name = str(mark.args[0]).rsplit(".", 1)[-1]
+            section, anchor = section_of(page, b.lineno)
+            shown = Shown(Path(path), title_of(page.lines, path), section, anchor)
+            if kind == "error":
+                shows.append((kind, type_name, _error_line(b, type_name), shown))
+            else:
+                shows += [(kind, type_name, f, shown) for f in _fragments(str(mark.kwargs.get("match", "")))]
+    return shows
 
 
 def errors(pages) -> list[Entry]:
@@ -417,7 +408,7 @@ def differences(pages) -> list[dict]:
 
     found = []
     for path in pages:
-        page = Page.parse(path)
+        page = Page.kept(path)
         lines = page.lines
         for b in page.blocks:
             for version, other in sorted(b.outputs.items()):

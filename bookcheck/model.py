@@ -22,6 +22,9 @@ makes it continue the previous run block; ``<!--pytest-codeblocks:expected-outpu
 next fence the output of the block above. What the model cannot read is listed in
 ``Page.errors`` (``file:line: what``); the guard reports it and ``Page.blocks`` raises it.
 
+``Page.kept(path)`` is the same model, kept while the page's text is unchanged (for the build's
+products, which ask for the same pages at every build and every rebuild of `make serve`).
+
 ``config()`` is the one reader of mkdocs.yml (tests/test_one_reader.py keeps it so; only
 bookcheck/versions.py, which runs before mkdocs is installed, reads it with the standard
 library); ``extension_config``, ``markdown_extensions``, ``plugin_config``, ``nav_entries`` and
@@ -288,6 +291,9 @@ def kind_of(block: Block) -> str:
     return "unaccounted"
 
 
+_KEPT: dict[Path, "Page"] = {}  # path -> its model (Page.kept)
+
+
 class Page:
     """One page, read once: ``Page.parse(path)`` or ``Page.from_text(text, path)``."""
 
@@ -310,6 +316,19 @@ class Page:
     @classmethod
     def from_text(cls, text: str, path) -> "Page":
         return cls(text, path)
+
+    @classmethod
+    def kept(cls, path, text: str | None = None) -> "Page":
+        """The model of the page at ``path`` (of ``text``, else of the file), kept while the page
+        is unchanged: the build's products (the deck, the indexes) ask for the same pages on
+        every build, and `make serve` rebuilds in one process, so only an edited page is parsed
+        again. The model is shared: read it, do not change it."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8") if text is None else text
+        page = _KEPT.get(path)
+        if page is None or page.text != text:
+            page = _KEPT[path] = cls(text, path)
+        return page
 
     @classmethod
     def from_lines(cls, lines: list[str], path="page.md") -> "Page":

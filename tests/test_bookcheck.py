@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bookcheck import HarnessError, ROOT, counts, markers, notebooks, state
-from bookcheck.model import parse_page, parse_text
+from bookcheck.model import Page, parse_page, parse_text
 from bookcheck.run import SEEDS, PageRuns, check_block
 from bookcheck.check import check_page
 from bookcheck.update import rewrite
@@ -27,6 +27,18 @@ def test_the_page_model_imports_without_pytest_or_torch():
             "print('pytest' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_a_kept_page_is_parsed_again_only_when_its_text_changes(tmp_path):
+    path = page(tmp_path, "# Title\n\n```python\nx = 1\n```\n")
+    first = Page.kept(path)
+    assert Page.kept(path) is first and Page.kept(path, path.read_text(encoding="utf-8")) is first
+    path.write_text("# Title\n\n```python\nx = 2\n```\n", encoding="utf-8")  # an edit
+    edited = Page.kept(path)
+    assert edited is not first and [b.code for b in edited.blocks] == ["x = 2\n"]
+    assert [b.code for b in first.blocks] == ["x = 1\n"]  # a model already handed out is not changed
+    other = page(tmp_path, path.read_text(encoding="utf-8"), "other.md")
+    assert Page.kept(other) is not edited and Page.kept(other).path == other  # the same text elsewhere
 
 
 def test_kinds_are_computed_once_for_every_fence(tmp_path):
