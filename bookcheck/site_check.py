@@ -272,15 +272,17 @@ class Browser:
             self._playwright = None
 
     @contextlib.contextmanager
-    def page(self, empty=(), options=None):
+    def page(self, empty=(), options=None, fresh=False):
         """A fresh page. Pages opened with the same ``options`` (playwright context options:
         viewport, colour scheme, ...) share one browser context (its HTTP and code caches: the
         mermaid and KaTeX libraries are parsed once); ``empty``: URL globs answered with an
-        empty file (as if emptied), in a context of their own. Every page gets TRACK_RENDERS
+        empty file (as if emptied), in a context of their own; ``fresh``: a context of its own
+        (an empty cache, as on a reader's first visit). Every page gets TRACK_RENDERS
         and site_a11y.INIT_SCRIPT (diagrams' shadow roots open to the checks)."""
         from bookcheck import site_a11y
 
-        context = self._browser.new_context(**(options or {})) if empty else self._shared_context(options)
+        own = bool(empty) or fresh
+        context = self._browser.new_context(**(options or {})) if own else self._shared_context(options)
         try:
             for pattern in empty:
                 context.route(pattern, lambda route: route.fulfill(status=200, body="",
@@ -294,7 +296,7 @@ class Browser:
             page.on("pageerror", lambda e: page.errors.append(f"Uncaught {e}"))
             yield page
         finally:
-            if empty:
+            if own:
                 context.close()
             else:
                 page.close()
@@ -324,13 +326,15 @@ class Browser:
         return Load(page.url, page.content(), list(page.requests), list(page.errors), 0,
                     page.evaluate(COPY_READER) if copies else None, checks)
 
-    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True, options=None, measure=None) -> Load:
-        """Load ``url``, let it settle, return what the reader sees."""
+    def open(self, url: str, timeout_ms: int = 60000, empty=(), copies=True, options=None, measure=None,
+             fresh=False) -> Load:
+        """Load ``url``, let it settle, return what the reader sees (``fresh``: in a browser
+        context of its own, see ``page``)."""
         return self.open_many([url], timeout_ms=timeout_ms, empty=empty, copies=copies,
-                              options=options, measure=measure)[0]
+                              options=options, measure=measure, fresh=fresh)[0]
 
     def open_many(self, urls: list[str], at_once: int = 2, timeout_ms: int = 60000, empty=(), copies=True,
-                  options=None, measure=None) -> list[Load]:
+                  options=None, measure=None, fresh=False) -> list[Load]:
         """Load ``urls``, ``at_once`` pages loading side by side; one Load per URL, with
         ``measure(page)``'s problems in its ``checks``.
 
@@ -344,7 +348,7 @@ class Browser:
         n = min(at_once, len(urls))
         stacks = [contextlib.ExitStack() for _ in range(n)]
         try:
-            tabs = [stack.enter_context(self.page(empty, options)) for stack in stacks]
+            tabs = [stack.enter_context(self.page(empty, options, fresh)) for stack in stacks]
             for i in range(0, len(urls), at_once):
                 opened = []
                 for t, url in enumerate(urls[i:i + at_once]):
@@ -365,7 +369,7 @@ class Browser:
                     results.append(Load(url, "", list(page.requests), [str(exc)], 1, None))
                     stacks[t].close()
                     stacks[t] = contextlib.ExitStack()
-                    tabs[t] = stacks[t].enter_context(self.page(empty, options))
+                    tabs[t] = stacks[t].enter_context(self.page(empty, options, fresh))
         finally:
             for stack in stacks:
                 stack.close()
@@ -479,6 +483,11 @@ def load_after_instant_navigation(site: Path, start: str, target: str, workdir: 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "color_scheme": "light"}
 
 
+def page_url(base: str, rel: str) -> str:
+    """The URL a reader opens for the built file ``rel`` (a directory's index.html: the directory)."""
+    return base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+
+
 def inspect_site(site: Path, workdir: Path | None = None, only=None, measure=None,
                  options=PHONE) -> dict[str, tuple[Load, str]]:
     """Open every page of a built site in the browser; return {page: (load, page's HTML)}.
@@ -489,7 +498,7 @@ def inspect_site(site: Path, workdir: Path | None = None, only=None, measure=Non
     """
     pages = [rel for rel in site_pages(site) if rel != PRINT_PAGE and (only is None or rel in only)]
     with serve(site) as base:
-        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
+        urls = [page_url(base, rel) for rel in pages]
         loads = browser().open_many(urls, options=options, measure=measure)
     return {rel: (load, (site / rel).read_text(encoding="utf-8")) for rel, load in zip(pages, loads)}
 

@@ -267,7 +267,7 @@ def served(built):
 def page_urls(site: Path, base: str) -> dict[str, str]:
     out = {}
     for rel in html_pages(site):
-        out[rel] = base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel)
+        out[rel] = site_check.page_url(base, rel)
     return out
 
 
@@ -294,11 +294,32 @@ def test_no_page_has_a_render_blocking_script_over_budget(inspected):
     assert measured(inspected, "blocking") == {}
 
 
-def test_every_page_loads_at_most_500_kb_on_a_phone(inspected):
-    """Every page at 390 px, cold cache, gzip as a host serves it, with every diagram drawn (the
-    site's one pass; a first load that shows the first screen only fetches no more)."""
+def test_every_page_loads_at_most_500_kb_on_a_phone(inspected, built, browser, capsys):
+    """Every page at 390 px, gzip as a host serves it, with every diagram drawn (the site's one
+    pass; a first load that shows the first screen only fetches no more), on a first visit.
+
+    The pass loads every page in one browser context, whose cache the pages before share, and
+    there a page also fetches KaTeX fonts that earlier pages used and it does not (on chromium
+    156: 500-538 KB for seven pages of Parts VI-VII in one run, under 500 in another; the same
+    pages in a context of their own, 449-483 KB, with every file of those loads among the pass's).
+    So a page over the budget in the pass is loaded again in a context of its own (an empty
+    cache) and judged on that load; the step's log lists them."""
     assert site_a11y.FIRST_LOAD_BUDGET == 500 * 1024
     problems = measured(inspected, "first_load")
+    if problems:
+        alone = {}
+        with site_check.serve(built) as base:
+            for rel in list(problems):
+                load = browser.open(site_check.page_url(base, rel), options=site_check.PHONE, copies=False, fresh=True,
+                                    measure=lambda page: {**site_a11y.page_checks(page),
+                                                          "kb": [site_a11y.initial_load(page)["bytes"] // 1024]})
+                problems[rel] = load.checks["first_load"] if load.returncode == 0 else [
+                    f"did not load alone: {'; '.join(load.console) or 'no error recorded'}"]
+                alone[rel] = load.checks.get("kb", ["not loaded"])[0]
+        with capsys.disabled():
+            print(f"\nover {site_a11y.FIRST_LOAD_BUDGET // 1024} KB in the shared pass, so loaded again alone (KB): "
+                  + ", ".join(f"{rel} {kb}" for rel, kb in alone.items()))
+        problems = {rel: ps for rel, ps in problems.items() if ps}
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
@@ -711,7 +732,7 @@ def test_no_axe_violation_of_any_rule_in_any_mode_on_pages_of_each_template(buil
     assert set(site_a11y.NOT_RUN) == {"focus-order-semantics", "target-size", "deprecated", "wcag2aaa"}, "a rule left out needs its reason"
     pages = sorted(set(TEMPLATES) | set(EVERY_RULE_PAGES))
     with site_check.serve(built) as base:
-        urls = [base + (rel[: -len("index.html")] if rel.endswith("index.html") else rel) for rel in pages]
+        urls = [site_check.page_url(base, rel) for rel in pages]
         loads = browser.open_many(urls, options={"viewport": {"width": MODES[0][1], "height": 900}, "color_scheme": MODES[0][0]},
                                   copies=False, measure=lambda page: (site_a11y.reveal_diagrams(page),
                                                                       site_a11y.axe_in_modes(page, MODES, every_rule=True))[1])
