@@ -248,8 +248,9 @@ class BrowserMissing(RuntimeError):
 class Browser:
     """One headless chromium (the system's, driven by Playwright) for every check of a session.
 
-    Each ``open`` uses a fresh browser context (no cache, cookies or storage shared between
-    pages). Requests to any host but 127.0.0.1 are recorded and never leave the machine.
+    Pages opened with the same context options share one browser context (its caches), unless
+    opened ``fresh`` or with files answered empty (``page``). Requests to any host but 127.0.0.1
+    are recorded and never leave the machine.
     """
 
     def __init__(self):
