@@ -22,8 +22,8 @@ makes it continue the previous run block; ``<!--pytest-codeblocks:expected-outpu
 next fence the output of the block above. What the model cannot read is listed in
 ``Page.errors`` (``file:line: what``); the guard reports it and ``Page.blocks`` raises it.
 
-``Page.kept(path)`` is the same model, kept while the page's text is unchanged (for the build's
-products, which ask for the same pages at every build and every rebuild of `make serve`).
+``Page.kept(path)`` is the same model, kept while the page's text is unchanged (its docstring
+says who asks for it and why).
 
 ``config()`` is the one reader of mkdocs.yml (tests/test_one_reader.py keeps it so; only
 bookcheck/versions.py, which runs before mkdocs is installed, reads it with the standard
