@@ -678,7 +678,9 @@ def test_a_wide_diagram_opens_with_its_last_node_in_view(served, browser):
 def test_katex_loads_when_a_formula_nears_the_screen_not_for_folded_ones(served, browser):
     """reference/drills-diagnose holds its formulas in folded answers: scrolled from top to bottom
     with the answers closed, it fetches nothing of KaTeX; opened, the answer's formula is typeset.
-    part1/hand-trace has a formula on its first screen: KaTeX loads without a scroll."""
+    part1/hand-trace has a formula on its first screen: KaTeX loads without a scroll.
+    reference/verification has a diagram and no formula: printed ("beforeprint", on which math.js
+    typesets every formula, as the site's pass dispatches it), it fetches nothing of KaTeX."""
 
     def run(b):
         context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -702,14 +704,22 @@ def test_katex_loads_when_a_formula_nears_the_screen_not_for_folded_ones(served,
         page.goto(served + "part1/hand-trace/", wait_until="load")
         page.wait_for_function("() => document.querySelector('.arithmatex .katex')", timeout=60000)
         first_screen = page.evaluate("document.querySelector('.arithmatex').getBoundingClientRect().top < innerHeight")
+        page.goto(served + "reference/verification/", wait_until="load")
+        page.wait_for_load_state("networkidle")
+        fetched.clear()
+        none = page.evaluate("document.querySelectorAll('.arithmatex').length === 0 && !!document.querySelector('.mermaid')")
+        page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+        page.wait_for_load_state("networkidle")
+        printed = [u for u in fetched if "/vendor/katex/" in u]
         context.close()
-        return count, folded, closed, opened, first_screen
+        return count, folded, closed, opened, first_screen, none, printed
 
-    count, folded, closed, opened, first_screen = browser.run(run)
+    count, folded, closed, opened, first_screen, none, printed = browser.run(run)
     assert count >= 2 and folded, (count, folded)
     assert closed == [], closed
     assert any(u.endswith("katex.min.js") for u in opened), opened
     assert first_screen
+    assert none and printed == [], (none, printed)
 
 
 def test_the_api_index_uses_a_desktop_width_and_breaks_no_name(served, browser):

@@ -1,8 +1,8 @@
 // Typesets the math that pymdownx.arithmatex (generic mode) wraps in .arithmatex elements,
 // with the vendored KaTeX, on the first page and after every instant navigation (Material's
 // document$), a few formulas at a time (see below). KaTeX (about 300 KB) is loaded when a
-// formula of the page comes within half a screen of the viewport, or before printing: a page
-// whose formulas are all further down, or folded away in a closed <details> (which lays out
+// formula of the page comes within half a screen of the viewport, or before the page is printed
+// (not at all on a page without formulas): a page whose formulas are all further down, or folded away in a closed <details> (which lays out
 // nothing until the reader opens it), loads none on its first screen. A formula KaTeX
 // cannot parse stays untypeset and logs an error, which the browser test of the site rejects.
 //
@@ -187,6 +187,7 @@
 
   window.addEventListener("beforeprint", function () {
     printing = true;
+    if (!document.querySelector(".arithmatex")) return; // a page without math loads no KaTeX
     begin(page);
     typesetAll(page);
   });
