@@ -7,7 +7,8 @@ from any shared browser pass:
 
 - blocking_script_problems: no parser-blocking script over BLOCKING_BUDGET bytes (gzip).
 - first_load_problems: the page loads at most FIRST_LOAD_BUDGET bytes (gzip) on a phone, every
-  diagram drawn, and every request it made (its workers' included) is counted; Material's search
+  diagram drawn, and every request it made (its workers' included) is counted, fonts by use
+  (FONTS: as on a first visit, though the pages before share the browser); Material's search
   files (SEARCH_FILES, the same for every page) are checked once against SEARCH_BUDGET.
 - axe_problems: no axe-core violation of impact serious or critical (axe-core vendored in
   tests/vendor/axe-core, not part of the site).
@@ -104,23 +105,76 @@ def blocking_script_problems(page, budget: int = BLOCKING_BUDGET) -> list[str]:
     return problems
 
 
+# The fonts of the page's stylesheets (@font-face): {"used": the URL a browser fetches (the first
+# of its src) for each face the document has loaded or is loading, "unused": every URL of each
+# face none of whose instances in document.fonts has left "unloaded"}. Read by use, not from the
+# timeline: in a browser context that other pages of the site used, a page's timeline lists fonts
+# of the cache that the page does not use (read when the stylesheet is), and has counted fonts it
+# uses short (measured on chromium 156: KaTeX_AMS, 28 KB, listed on pages with no AMS symbol in
+# every pass; in two passes of eight, 54 pages each 42 KB short, KaTeX_Main's and KaTeX_Math's
+# size, left out or listed without a size).
+FONTS = """() => {
+  const key = (family, weight, style) => [family.replace(/^["']|["']$/g, ""),
+    { normal: "400", bold: "700" }[weight] || weight, style].join("|");
+  const faces = new Map();
+  document.fonts.forEach((f) => {
+    const k = key(f.family, f.weight, f.style);
+    faces.set(k, (faces.get(k) || []).concat(f.status));
+  });
+  const used = [], unused = [];
+  const read = (rules, base) => Array.from(rules).forEach((rule) => {
+    if (rule.cssRules) read(rule.cssRules, base);
+    if (!(rule instanceof CSSFontFaceRule)) return;
+    const s = rule.style, statuses = faces.get(key(s.getPropertyValue("font-family"),
+      s.getPropertyValue("font-weight") || "400", s.getPropertyValue("font-style") || "normal")) || [];
+    const urls = Array.from(s.getPropertyValue("src").matchAll(/url\\(\\s*["']?([^"')]+)["']?\\s*\\)/g),
+      (m) => new URL(m[1], base).href);
+    if (statuses.some((status) => status !== "unloaded")) used.push(urls[0]);
+    else unused.push(...urls);
+  });
+  Array.from(document.styleSheets).forEach((sheet) => {
+    let rules = null;
+    try { rules = sheet.cssRules; } catch (e) { return; }
+    read(rules, sheet.href || document.baseURI);
+  });
+  return { used: used.filter(Boolean), unused };
+}"""
+
+# The size on the wire of each of ``urls`` (Content-Length, which the site's server sends, gzip
+# when it compresses), fetched past the browser's caches.
+WIRE_SIZES = """async (urls) => Promise.all(urls.map(async (url) => {
+  const response = await fetch(url, { cache: "no-store" });
+  await response.arrayBuffer();
+  return { name: url, encoded: Number(response.headers.get("content-length")), type: "font" };
+}))"""
+
+
 def initial_load(page) -> dict:
     """Bytes the page has loaded so far (on the wire, i.e. gzip when served so: the document and
     every resource in its timeline, a cached one counted at its size, Material's search files
-    apart: SEARCH_FILES), and the blocking part.
+    apart: SEARCH_FILES), and the blocking part. Fonts are counted by use (FONTS): every font a
+    face the page uses needs, at its size on the wire (WIRE_SIZES when the timeline leaves it
+    out or gives it no size: ``fonts_fetched``), and none it does not use (``fonts_unused``); so
+    a page measures the same after other pages in one browser context as alone.
     ``uncounted``: requests the page made (page.requests, recorded by site_check's browser; they
     include its workers' requests) that are not in that timeline, so their bytes are not counted."""
     entries = page.evaluate(
         """() => performance.getEntriesByType("navigation").concat(performance.getEntriesByType("resource"))
               .map(e => ({ name: e.name, encoded: e.encodedBodySize, type: e.initiatorType }))"""
     )
+    fonts = page.evaluate(FONTS)
     blocking = sum((s["size"] or {}).get("encoded", 0) for s in blocking_scripts(page))
     entries = [e for e in entries if not SEARCH_FILES.search(e["name"].split("?", 1)[0])]
     names = {e["name"] for e in entries}
     made = [url for _, url in getattr(page, "requests", []) if url.startswith(("http:", "https:"))
             and not SEARCH_FILES.search(url.split("?", 1)[0])]
-    return {"bytes": sum(e["encoded"] for e in entries), "requests": len(entries), "blocking": blocking,
-            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in entries), reverse=True)[:4],
+    left_out = sorted(set(fonts["used"]) - {e["name"] for e in entries if e["encoded"] > 0})
+    counted = [e for e in entries if e["name"] not in set(fonts["unused"]) | set(left_out)]
+    counted += page.evaluate(WIRE_SIZES, left_out) if left_out else []
+    return {"bytes": sum(e["encoded"] for e in counted), "requests": len(counted), "blocking": blocking,
+            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in counted), reverse=True)[:4],
+            "fonts_unused": sorted(e["name"].rsplit("/", 1)[-1] for e in entries if e["name"] in set(fonts["unused"])),
+            "fonts_fetched": [url.rsplit("/", 1)[-1] for url in left_out],
             "uncounted": sorted({url for url in made if url not in names})}
 
 
