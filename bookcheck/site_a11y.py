@@ -107,7 +107,8 @@ def blocking_script_problems(page, budget: int = BLOCKING_BUDGET) -> list[str]:
 
 # The fonts of the page's stylesheets (@font-face): {"used": the URL a browser fetches (the first
 # of its src) for each face the document has loaded or is loading, "unused": every URL of each
-# face none of whose instances in document.fonts has left "unloaded"}. Read by use, not from the
+# face none of whose instances in document.fonts has left "unloaded"; a rule no face matches is
+# in neither, and counted from the timeline}. Read by use, not from the
 # timeline: in a browser context that other pages of the site used, a page's timeline lists fonts
 # of the cache that the page does not use (read when the stylesheet is), and has counted fonts it
 # uses short (measured on chromium 156: KaTeX_AMS, 28 KB, listed on pages with no AMS symbol in
@@ -129,6 +130,7 @@ FONTS = """() => {
       s.getPropertyValue("font-weight") || "400", s.getPropertyValue("font-style") || "normal")) || [];
     const urls = Array.from(s.getPropertyValue("src").matchAll(/url\\(\\s*["']?([^"')]+)["']?\\s*\\)/g),
       (m) => new URL(m[1], base).href);
+    if (!statuses.length) return; // no face of the document matches the rule: the timeline decides
     if (statuses.some((status) => status !== "unloaded")) used.push(urls[0]);
     else unused.push(...urls);
   });
@@ -141,11 +143,11 @@ FONTS = """() => {
 }"""
 
 # The size on the wire of each of ``urls`` (Content-Length, which the site's server sends, gzip
-# when it compresses), fetched past the browser's caches.
+# when it compresses; the body's length when a server sends none), fetched past the caches.
 WIRE_SIZES = """async (urls) => Promise.all(urls.map(async (url) => {
   const response = await fetch(url, { cache: "no-store" });
-  await response.arrayBuffer();
-  return { name: url, encoded: Number(response.headers.get("content-length")), type: "font" };
+  const body = await response.arrayBuffer(), length = response.headers.get("content-length");
+  return { name: url, encoded: length === null ? body.byteLength : Number(length), type: "font" };
 }))"""
 
 
@@ -196,7 +198,7 @@ def first_load_problems(page, budget: int = FIRST_LOAD_BUDGET, wait_ms: int = 10
         pass
     load = initial_load(page)
     problems = []
-    if load["bytes"] > budget:
+    if not (load["bytes"] <= budget):  # NaN (a size not read) fails too
         largest = ", ".join(f"{name} {size // 1024} KB" for size, name in load["largest"])
         problems.append(f"{load['bytes'] // 1024} KB loaded (gzip, {load['requests']} requests), over the budget of "
                         f"{budget // 1024} KB; the largest: {largest}")
