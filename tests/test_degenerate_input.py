@@ -19,6 +19,7 @@ import math
 import re
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -185,12 +186,16 @@ def sys_exit_file(tmp):
 
 
 def workshop_exit_status():
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         done = subprocess.run([sys.executable, "-m", "snippets.workshop", "check", "linear", str(sys_exit_file(tmp))],
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
     return done.returncode, "called sys.exit(0)" in done.stderr
+
+
+def load_exiting_file():
+    """The workshop checker's load of a reader's file that exits at import (in a folder removed after)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return call("workshop.check", "load")(sys_exit_file(tmp), "linear")
 
 
 def workshop_layer(task, *inputs):
@@ -416,7 +421,7 @@ def _rows():
          (TypeError, "k must be a Python number, got bool$")),
         # workshop: a reader's file that exits at import; the logsumexp reference at -inf and inf rows
         ("workshop.__main__", "main", workshop_exit_status, Torch(lambda: (2, True))),
-        ("workshop.check", "load", lambda: call("workshop.check", "load")(sys_exit_file(_tmp()), "linear"),
+        ("workshop.check", "load", load_exiting_file,
          (importlib.import_module("snippets.workshop.check").LoadError, r"called sys.exit\(0\) at import, so nothing was checked")),
         *[("workshop.logsumexp", "forward", lambda row=row: workshop_layer("logsumexp", f64(*row)[None]),
            Torch(lambda row=row: torch_layer(lambda t: torch.logsumexp(t, -1), f64(*row)[None])))
@@ -542,12 +547,6 @@ def _compile_log_of(fn, *args):
     log = CompileLog()
     torch.compile(fn, backend=log)(*args)
     return log.graphs
-
-
-def _tmp():
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="degenerate-")
 
 
 # ---------------------------------------------------------------- exemptions, with the reason
