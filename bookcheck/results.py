@@ -17,8 +17,8 @@ and the summary counts it as reused. Never under ``CI=true``, with ``--fresh`` (
 FRESH=1``) or ``--update-outputs``. Only passes are recorded; a failure or a skip runs again.
 
 What the key does not cover: files outside the project that are not part of an installed
-distribution (system fonts and libraries; the notebooks-anywhere test's venv in
-``~/.cache/autograd-book``). ``make test FRESH=1`` runs every check; CI always does.
+distribution (system fonts and libraries; the venvs in ``machine_cache()``). ``make test
+FRESH=1`` runs every check; CI always does, and sets those venvs up again too.
 The record lives in ``.cache/results.json`` (ignored by git; ``BOOK_RESULTS`` names another).
 """
 
@@ -45,6 +45,16 @@ NOT_INPUT_PREFIXES = ("SSH_", "TMUX", "TERM_", "WINDOWID", "XDG_SESSION")
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def machine_cache() -> Path:
+    """Where checks keep what they set up once and reuse (the venvs of other Pythons, the
+    reader's venv): ``~/.cache/autograd-book`` (or ``$XDG_CACHE_HOME/autograd-book``), outside
+    the repository. Under ``CI=true`` nothing is reused from an earlier run, so it is the
+    clone's ``.cache/machine`` (a fresh clone has none)."""
+    if in_ci():
+        return ROOT / ".cache" / "machine"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
 
 
 def _h(*parts: bytes) -> str:

@@ -38,6 +38,7 @@ import pytest
 
 from bookbuild import notebook_gen as notebooks
 from bookcheck import notebooks as stored
+from bookcheck import results
 from bookbuild import wheel as snippets_wheel
 from bookcheck.model import plugin_config
 
@@ -73,11 +74,11 @@ def clean_env(home=None):
 
 def cached_reader_venv():
     """A venv with only READER_PACKAGES at the book's pins, built once per (Python, pins)
-    in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-book/)."""
+    in bookcheck.results.machine_cache() (under CI=true, made in the run)."""
     pins = [book_pins()[name] for name in READER_PACKAGES]
     constraints = (ROOT / "constraints.txt").read_text(encoding="utf-8")  # the pins of their dependencies
     key = hashlib.sha256("\n".join([sys.version, *pins, constraints]).encode()).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
+    cache = results.machine_cache()
     venv = cache / f"reader-venv-{key}"
     if not (venv / "complete").is_file():
         cache.mkdir(parents=True, exist_ok=True)

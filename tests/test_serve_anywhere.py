@@ -9,8 +9,9 @@ must not (make serve leaves it out), and an edit of a page must be served again 
 takes is printed).
 
 The venv of the site stack is made by the Makefile itself, once per Python and
-requirements-serve.txt, in ~/.cache/autograd-book/ (or $XDG_CACHE_HOME/autograd-book/), and
-reused: the Makefile's stamp in it records the Python and the pins. A Python that is not found
+requirements-serve.txt, in bookcheck.results.machine_cache() (~/.cache/autograd-book/; under
+CI=true the clone's .cache/machine/, so CI sets them up in its run), and reused: the Makefile's
+stamp in it records the Python and the pins. A Python that is not found
 is skipped with its name. Each run prints the time to the first page, the time to each edit
 shown, and the venv's size.
 
@@ -93,7 +94,7 @@ def cached_venv(python: str) -> Path:
                              check=True).stdout
     pins = (ROOT / "requirements-serve.txt").read_text(encoding="utf-8")
     key = hashlib.sha256((version + pins).encode()).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
+    cache = results.machine_cache()
     cache.mkdir(parents=True, exist_ok=True)
     return cache / f"serve-venv-{version.split()[0]}-{key}"
 
@@ -135,12 +136,16 @@ def serve_once(python: str, work: Path) -> dict:
     assert not (clone / ".venv").exists() and not (clone / ".cache").exists()
     port = free_port()
     log = work / "serve.log"
+    # mkdocs serve builds into a new folder of TMPDIR and removes it when stopped with Ctrl-C;
+    # ended here with SIGTERM, it leaves it (a copy of the site): so TMPDIR is under ``work``.
+    tmp = work / "tmp"
+    tmp.mkdir()
     start = time.perf_counter()
     with open(venv.with_suffix(".lock"), "w") as lock, open(log, "w") as out:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one set-up of a venv at a time
         set_up = not (venv / ".installed").is_file()
         server = subprocess.Popen(["make", "--no-print-directory", "serve", f"PYTHON={python}", f"PORT={port}",
-                                   f"SERVE_VENV={venv}"], cwd=clone, env=clean_env(), stdout=out,
+                                   f"SERVE_VENV={venv}"], cwd=clone, env=dict(clean_env(), TMPDIR=str(tmp)), stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)
         try:
             base = f"http://127.0.0.1:{port}/"
