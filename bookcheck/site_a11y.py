@@ -170,12 +170,14 @@ def initial_load(page) -> dict:
     names = {e["name"] for e in entries}
     made = [url for _, url in getattr(page, "requests", []) if url.startswith(("http:", "https:"))
             and not SEARCH_FILES.search(url.split("?", 1)[0])]
+    unused = set(fonts["unused"])
     left_out = sorted(set(fonts["used"]) - {e["name"] for e in entries if e["encoded"] > 0})
-    counted = [e for e in entries if e["name"] not in set(fonts["unused"]) | set(left_out)]
+    skipped = unused | set(left_out)
+    counted = [e for e in entries if e["name"] not in skipped]
     counted += page.evaluate(WIRE_SIZES, left_out) if left_out else []
     return {"bytes": sum(e["encoded"] for e in counted), "requests": len(counted), "blocking": blocking,
             "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in counted), reverse=True)[:4],
-            "fonts_unused": sorted(e["name"].rsplit("/", 1)[-1] for e in entries if e["name"] in set(fonts["unused"])),
+            "fonts_unused": sorted(e["name"].rsplit("/", 1)[-1] for e in entries if e["name"] in unused),
             "fonts_fetched": [url.rsplit("/", 1)[-1] for url in left_out],
             "uncounted": sorted({url for url in made if url not in names})}
 
