@@ -18,19 +18,22 @@ FRESH=1``) or ``--update-outputs``. Only passes are recorded; a failure or a ski
 
 What the key does not cover: files outside the project that are not part of an installed
 distribution (system fonts and libraries; the venvs in ``machine_cache()``). ``make test
-FRESH=1`` runs every check; CI always does, and sets those venvs up again too.
+FRESH=1`` runs every check; CI always does, and sets those venvs up in its run.
 The record lives in ``.cache/results.json`` (ignored by git; ``BOOK_RESULTS`` names another).
 """
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from . import ROOT
@@ -47,13 +50,17 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+@functools.cache
 def machine_cache() -> Path:
     """Where checks keep what they set up once and reuse (the venvs of other Pythons, the
     reader's venv): ``~/.cache/autograd-book`` (or ``$XDG_CACHE_HOME/autograd-book``), outside
-    the repository. Under ``CI=true`` nothing is reused from an earlier run, so it is the
-    clone's ``.cache/machine`` (a fresh clone has none)."""
+    the repository, as a reader's venv must be. Under ``CI=true`` nothing is reused from an
+    earlier run: a new folder of the system's temporary directory, removed when the process
+    that made it ends."""
     if in_ci():
-        return ROOT / ".cache" / "machine"
+        path = Path(tempfile.mkdtemp(prefix="autograd-book-"))
+        atexit.register(shutil.rmtree, path, True)
+        return path
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
 
 
