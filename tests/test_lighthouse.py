@@ -332,7 +332,8 @@ def lighthouse(url: str, out: Path, slowdown: float) -> dict:
     command = ["node", str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out}",
                "--only-categories=" + ",".join(CATEGORIES), "--chrome-flags=" + " ".join(CHROME_FLAGS),
                f"--throttling.cpuSlowdownMultiplier={slowdown}"]
-    proc = subprocess.run(command, env=dict(os.environ, CHROME_PATH=site_check.chromium()),
+    # TMPDIR beside ``out``: Lighthouse ends Chromium, which then leaves a folder of its own in TMPDIR.
+    proc = subprocess.run(command, env=dict(os.environ, CHROME_PATH=site_check.chromium(), TMPDIR=str(out.parent)),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"lighthouse {url} exited {proc.returncode}:\n{proc.stderr[-3000:]}"
     fig = figures(json.loads(out.read_text(encoding="utf-8")))
