@@ -36,6 +36,7 @@ import html
 import io
 import posixpath
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -320,8 +321,6 @@ def files(docs: Path = DOCS, base_url: str = "") -> dict[str, bytes]:
     """The .apkg and the CSV as bytes, built once per content of their sources and the site's
     address (the build hook writes them into downloads/ on every build; this module, unlike the
     hooks, is imported once per process)."""
-    import tempfile
-
     k = key(docs, base_url)
     if k not in _BUILT:
         with tempfile.TemporaryDirectory() as tmp:
@@ -346,7 +345,14 @@ def write(out_dir: Path, docs: Path = DOCS, base_url: str = "") -> tuple[Path, P
         anki.add_note(genanki.Note(model=model, fields=[d.front, d.back], tags=d.tags, guid=d.guid))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    genanki.Package(anki).write_to_file(str(out_dir / APKG))
+    # genanki 0.13.1 writes the collection into a file of tempfile's folder and leaves it there
+    # (about 500 KB a build): pointed at a folder of its own for the call, removed after it.
+    with tempfile.TemporaryDirectory() as scratch:
+        saved, tempfile.tempdir = tempfile.tempdir, scratch
+        try:
+            genanki.Package(anki).write_to_file(str(out_dir / APKG))
+        finally:
+            tempfile.tempdir = saved
     buf = io.StringIO()
     table = csv.writer(buf, lineterminator="\n")
     table.writerow(["front", "back", "tags"])

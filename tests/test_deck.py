@@ -13,6 +13,7 @@ import csv
 import html
 import re
 import sqlite3
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -286,6 +287,20 @@ def test_a_new_page_and_a_drill_without_answer(tmp_path):
     page.write_text(NEW_PAGE, encoding="utf-8")
     with pytest.raises(HarnessError, match="drills-new.md:.*without a"):
         deck.deck(tmp_path)
+
+
+def test_writing_the_deck_leaves_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    """genanki writes the collection into a file of tempfile's folder and leaves it there;
+    deck.write gives it a folder of its own, removed after the call."""
+    page = tmp_path / "docs" / "reference" / "drills-new.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(NEW_PAGE.split("### 2.")[0], encoding="utf-8")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    apkg, _ = deck.write(tmp_path / "out", tmp_path / "docs")
+    assert len(read_apkg(apkg)) == 1
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_card_renders_prose_with_the_sites_markdown_extensions():
