@@ -10,13 +10,12 @@ takes is printed).
 
 The venv of the site stack is made by the Makefile itself, once per Python and
 requirements-serve.txt, in bookcheck.results.machine_cache() (~/.cache/autograd-book/; under
-CI=true a folder made in the run), and reused: the Makefile's
-stamp in it records the Python and the pins. A Python that is not found
-is skipped with its name. Each run prints the time to the first page, the time to each edit
-shown, and the venv's size.
+CI=true a folder made in the run), and reused: the Makefile's stamp in it records the Python
+and the pins. A Python that is not found is skipped with its name. Each run prints the time to
+the first page, the time to each edit shown, and the venv's size.
 
 The Pythons run one after another, in the serve step (bookcheck.steps), which make runs beside
-the others; with their venvs cached this takes minutes (four builds of the whole book), so it
+the others; it takes minutes (four builds of the whole book, and under CI=true four venvs), so it
 runs under CI=true (bash .ci/run) or with BOOK_SERVE=1 (`make test-serve`), and is skipped with
 that reason otherwise.
 """
