@@ -123,17 +123,22 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    """What the session's checks share: under --fresh or CI=true, empty caches of its own for
-    notebook executions and torch.compile's inductor; else inductor's cache in .cache/."""
+    """What the session's checks share: a workshop record of their own (the blocks and notebooks
+    run the checker on the book's wrong answers; a reader's record, .workshop/ of the
+    repository, would earn hints from them); under --fresh or CI=true, empty caches of its own
+    for notebook executions and torch.compile's inductor; else inductor's cache in .cache/."""
     if session.config.option.collectonly:
         return None
+    import atexit
     import os
+    import shutil
+    import tempfile
 
+    from snippets.workshop import RECORD_VARIABLE
+
+    os.environ[RECORD_VARIABLE] = record = tempfile.mkdtemp(prefix="book-workshop-")
+    atexit.register(shutil.rmtree, record, True)
     if REUSE.why_not in ("--fresh", "CI=true"):  # nothing from an earlier run: no earlier notebook execution
-        import atexit
-        import shutil
-        import tempfile
-
         os.environ["BOOK_NOTEBOOK_CACHE"] = folder = tempfile.mkdtemp(prefix="book-notebooks-")
         atexit.register(shutil.rmtree, folder, True)
         # torch.compile's inductor caches what it compiled: an empty cache of this run's own

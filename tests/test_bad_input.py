@@ -772,7 +772,7 @@ def _exempt():
         "a NaN or inf from the reader's forward or backward is a failed Report, not an exception "
         "(test_workshop_check_fails_a_nan_or_inf_result; compare's rows above)")
     add("workshop.check", "get_task load starter_path", "nonfinite", "takes a task name or a file path, no numbers")
-    add("workshop.check", "tasks", "type shape nonfinite", NO_ARGS)
+    add("workshop.check", "tasks default_record", "type shape nonfinite", NO_ARGS)
     add("workshop.check", "Report", "shape nonfinite", "made by check() with its own title; a reader reads str(report)")
     add("workshop.check", "Mismatch", "type shape nonfinite", "an exception class, raised by compare()")
     add("workshop.check", "LoadError", "type shape nonfinite", "an exception class, raised by load()")

@@ -2,6 +2,7 @@
 blocks' raises, every checked state also reset, notebook keys, the output updater."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ from bookcheck import HarnessError, ROOT, counts, markers, notebooks, state
 from bookcheck.model import Page, parse_page, parse_text
 from bookcheck.run import SEEDS, PageRuns, check_block
 from bookcheck.check import check_page
+from snippets.workshop import RECORD_VARIABLE
 from bookcheck.update import rewrite
 
 
@@ -521,3 +523,11 @@ def test_the_registry_dispatches_every_check_and_the_stamp_counts_it(tmp_path):
     [table] = [c for c in page_checks(path) if c.name.endswith("broadcast-table")]
     with pytest.raises(HarnessError, match=r"page\.md:3: .*the page says \(3, 2\), torch gives \(2, 3\)"):
         table.run()
+
+
+def test_the_session_keeps_a_workshop_record_of_its_own():
+    """bookcheck.plugin names, for every block, notebook and test the session runs, a record of
+    failed workshop checks outside the repository: pages run the checker on the book's wrong
+    answers, which would earn a reader's hints in .workshop/ of the repository."""
+    record = Path(os.environ[RECORD_VARIABLE])
+    assert record.is_dir() and ROOT.resolve() not in record.resolve().parents

@@ -635,6 +635,7 @@ def _exempt():
     add("workshop.check", "Mismatch LoadError", EXCEPTION)
     add("workshop.check", "draw size", "the checker's case drawing: a seed or a size range from the task's own code")
     add("workshop.custom_op", "opcheck register setup_context", NO_NUMBERS)
+    add("workshop.check", "default_record", NO_NUMBERS)
     add("workshop.check", "compute judge rebuild ship failures", "the checker's halves and its transport between "
         "processes: no degenerate value of its own; a NaN or inf from the reader is a failed report (test_bad_input)")
     add("workshop.check", "Report check compare get_task run_checks starter_path tasks",

@@ -8,6 +8,7 @@ the code under test.
 """
 
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from snippets.workshop import TASKS
+from snippets.workshop import RECORD_VARIABLE, TASKS
 from snippets.workshop.__main__ import main
 from snippets.workshop.check import (LEVELS, LoadError, Mismatch, Report, check, compare, draw, failures, get_task,
                                       load, run_checks, starter_path)
@@ -61,14 +62,18 @@ EXPECTED = {
 
 @pytest.fixture(autouse=True)
 def reader_folder(tmp_path, monkeypatch):
-    """Each test runs in a folder of its own: the record of failed checks (.workshop/) lands there."""
+    """Each test runs in a folder of its own, as a reader with no WORKSHOP_RECORD set: the record
+    of failed checks (.workshop/) lands there."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(RECORD_VARIABLE, raising=False)
     return tmp_path
 
 
 def run(*args):
-    """The command line in a subprocess, from the repository root: (exit status, stdout, stderr)."""
-    done = subprocess.run([sys.executable, "-m", "snippets.workshop", *map(str, args)], cwd=ROOT,
+    """The command line in a subprocess, from the repository root, with the record in the
+    test's folder: (exit status, stdout, stderr)."""
+    env = dict(os.environ, **{RECORD_VARIABLE: str(Path.cwd() / ".workshop")})
+    done = subprocess.run([sys.executable, "-m", "snippets.workshop", *map(str, args)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=120)
     return done.returncode, done.stdout, done.stderr
 
@@ -142,6 +147,23 @@ def test_hints_are_earned_one_failed_check_at_a_time(tmp_path, capsys):
     main(["check", "linear", "--starter", "--seed", "0"])
     main(["check", "linear", "--seed", "0"])
     assert failures("linear") == 0
+
+
+def test_workshop_record_names_the_folder_of_the_record(tmp_path, monkeypatch, capsys):
+    """WORKSHOP_RECORD keeps the record elsewhere (make test's sessions set one of their own, so
+    the book's checks never earn a reader's hints); --record and record= still win."""
+    elsewhere = tmp_path / "elsewhere"
+    monkeypatch.setenv(RECORD_VARIABLE, str(elsewhere))
+    assert main(["check", "layernorm", "--starter", "--seed", "0", "--hint", "1"]) == 1
+    assert f"is recorded in {elsewhere}/ yet" in capsys.readouterr().out
+    wrong = WRONG / "layernorm__no_mean_term.py"
+    assert main(["check", "layernorm", str(wrong), "--seed", "0", "--hint", "1"]) == 1
+    assert main(["check", "layernorm", str(wrong), "--seed", "0", "--record", str(tmp_path / "named")]) == 1
+    check("layernorm", file=wrong, seed=0, record=tmp_path / "named")
+    assert failures("layernorm") == 1 and failures("layernorm", elsewhere) == 1
+    assert failures("layernorm", tmp_path / "named") == 2 and not (tmp_path / ".workshop").exists()
+    monkeypatch.delenv(RECORD_VARIABLE)
+    assert failures("layernorm") == 0  # .workshop/ of the current folder again
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -7,5 +7,7 @@ starter a reader edits. ``python -m snippets.workshop list`` lists the tasks;
 ``python -m snippets.workshop check TASK [FILE] [--starter]`` checks a backward.
 """
 
+RECORD_VARIABLE = "WORKSHOP_RECORD"  # names the record's folder (check.default_record)
+
 TASKS = ("softmax_ce", "logsumexp", "layernorm", "batchnorm", "attention", "linear", "embedding", "maxpool",
          "custom_op")

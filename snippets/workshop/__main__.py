@@ -5,7 +5,8 @@ fails (or the code is refused, or ends its process before sending its results ba
 nothing could be checked: an unknown task, a FILE that does not exist, exits or raises when
 it is run, or defines no ``backward`` of its own (none, or the reference solution's, imported);
 and a ``--seed`` outside torch's range of seeds. Each failed check of FILE is recorded in
-``--record`` (``.workshop/`` of the current directory) and unlocks the next hint.
+``--record`` (by default the folder $WORKSHOP_RECORD names, else ``.workshop/`` of the current
+directory) and unlocks the next hint.
 """
 
 import argparse
@@ -30,8 +31,9 @@ def parser():
     c.add_argument("--hint", type=int, metavar="N", default=0,
                    help="on a failure, show hint N on it, if your failed checks have unlocked it (one level "
                         "per failed check: where to look, the structure, a check by hand, the formula)")
-    c.add_argument("--record", metavar="DIR", default=str(RECORD),
-                   help="the folder that records your failed checks, which unlock the hints (default: .workshop)")
+    c.add_argument("--record", metavar="DIR", default=RECORD,
+                   help="the folder that records your failed checks, which unlock the hints (default: the folder "
+                        "the environment variable WORKSHOP_RECORD names, else .workshop)")
     return p
 
 

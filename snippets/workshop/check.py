@@ -40,10 +40,10 @@ Every comparison is NaN-safe: an entry is wrong unless ``|got - want| <= atol + 
 A failure names the check, the gradient, the case (shapes, dtype, layout, seed), the first
 wrong entry, the largest errors; its advice comes from what failed (a precision-sized error, a
 NaN and where, a signature, a shape); it never shows the formula. Hints are earned: each
-failed check of the reader's code for a task is recorded in ``record`` (``.workshop/`` of the
-current directory by default) and unlocks the next of the task's four levels (where to look,
-the structure of the answer, a check by hand, the formula); ``hint=n`` shows the highest
-unlocked level up to n. ``check`` returns a ``Report``: ``report.passed`` and ``str(report)``.
+failed check of the reader's code for a task is recorded in ``record`` (by default the folder
+$WORKSHOP_RECORD names, else ``.workshop/`` of the current directory) and unlocks the next of
+the task's four levels (where to look, the structure of the answer, a check by hand, the
+formula); ``hint=n`` shows the highest unlocked level up to n. ``check`` returns a ``Report``: ``report.passed`` and ``str(report)``.
 """
 
 import builtins
@@ -67,11 +67,19 @@ from pathlib import Path
 import torch
 from torch.overrides import TorchFunctionMode
 
+from snippets.workshop import RECORD_VARIABLE
+
 TOL = {torch.float64: (1e-9, 1e-7), torch.float32: (1e-5, 2e-4)}  # (atol, rtol); atol scales with max|want|
 HERE = Path(__file__).resolve()
 TIMEOUT = 120  # seconds a child may take for one run
 LEVELS = ("where to look", "the structure of the answer", "a check by hand", "the formula")
 RECORD = Path(".workshop")  # the reader's record of failed checks, in the current directory
+
+
+def default_record() -> Path:
+    """The folder of the record when a call names none: the one $WORKSHOP_RECORD names, else
+    ``.workshop/`` of the current directory."""
+    return Path(os.environ.get(RECORD_VARIABLE) or RECORD)
 
 
 def size(gen, lo, hi):
@@ -773,8 +781,9 @@ UNHINTED = ("type", "dtype", "signature", "raised", "inplace", "refused", "exite
 
 
 def failures(task, record=RECORD):
-    """How many failed checks of the reader's code for ``task`` the folder ``record`` holds."""
-    path = Path(record) / "failures.json"
+    """How many failed checks of the reader's code for ``task`` the folder ``record`` holds
+    (by default: default_record())."""
+    path = Path(default_record() if record is RECORD else record) / "failures.json"
     try:
         return int(json.loads(path.read_text(encoding="utf-8")).get(task, 0))
     except (OSError, ValueError, AttributeError):
@@ -794,7 +803,7 @@ def _record_failure(task, record):
     return seen[task]
 
 
-def _hint_lines(task, exc, hint, how, unlocked, record):
+def _hint_lines(task, exc, hint, how, unlocked, where):
     """The lines after a failure: what to do, then the asked-for hint (at most the highest level
     unlocked), or how to ask for one."""
     lines = [("do", ADVICE.get(exc.kind, ADVICE["value"]))]
@@ -807,7 +816,6 @@ def _hint_lines(task, exc, hint, how, unlocked, record):
         return lines
     n = min(hint, unlocked, len(levels))
     if n == 0:
-        where = f" in {record}/" if record is not None and Path(record) == RECORD else ""
         lines.append(("hint", f"locked: no failed check of your code for {task.NAME} is recorded{where} yet; "
                               "each one unlocks the next hint (the starter and the reference do not count)"))
         return lines
@@ -870,8 +878,8 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     runs in a child process; this one judges. ``who`` names the code in the report's first line;
     ``hint=n`` adds the highest unlocked hint up to n on a failure; ``how(n)`` says how to ask
     for hint n. A failed check of the reader's code (not the starter's, not the reference's) is
-    recorded in the folder ``record`` (None: not recorded). Raises LoadError when ``file``
-    cannot be run."""
+    recorded in the folder ``record`` (by default: default_record(); None: not recorded). Raises
+    LoadError when ``file`` cannot be run."""
     mod = _task_module(task, "check(task, backward)")
     reference = backward is mod.backward and file is None
     if file is not None:
@@ -893,6 +901,10 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
         raise TypeError(f"check(..., hint): hint must be an int >= 0 (1 for the first hint), got {hint!r}")
     if record is not None and not isinstance(record, (str, Path)):
         raise TypeError(f"check(..., record): record must be a folder (a str or Path) or None, got {type(record).__name__}")
+    where = ""  # the locked-hint line names the folder of a record the reader did not name
+    if record is RECORD:
+        record = default_record()
+        where = f" in {record}/"
     if forward is mod.forward or _same_code(forward, mod.forward):
         forward = None  # the task's given forward, or a copy of it: the reader defined none
     if file is not None:
@@ -923,7 +935,7 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     if exc is not None:
         unlocked = _record_failure(mod.NAME, record) if counts and record is not None else (
             failures(mod.NAME, record) if record is not None else 0)
-        for prefix, text in _hint_lines(mod, exc, hint, how, unlocked, record):
+        for prefix, text in _hint_lines(mod, exc, hint, how, unlocked, where):
             report.note(prefix, text)
     return report
 
