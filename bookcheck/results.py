@@ -55,13 +55,15 @@ def machine_cache() -> Path:
     """Where checks keep what they set up once and reuse (the venvs of other Pythons, the
     reader's venv): ``~/.cache/autograd-book`` (or ``$XDG_CACHE_HOME/autograd-book``), outside
     the repository, as a reader's venv must be. Under ``CI=true`` nothing is reused from an
-    earlier run: a new folder of the system's temporary directory, removed when the process
-    that made it ends."""
+    earlier run: a new folder in it (on the same disk: the venvs take about 2 GB), removed when
+    the process that made it ends."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
     if in_ci():
-        path = Path(tempfile.mkdtemp(prefix="autograd-book-"))
+        cache.mkdir(parents=True, exist_ok=True)
+        path = Path(tempfile.mkdtemp(prefix="ci-run-", dir=cache))
         atexit.register(shutil.rmtree, path, True)
         return path
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
+    return cache
 
 
 def _h(*parts: bytes) -> str:

@@ -10,7 +10,7 @@ takes is printed).
 
 The venv of the site stack is made by the Makefile itself, once per Python and
 requirements-serve.txt, in bookcheck.results.machine_cache() (~/.cache/autograd-book/; under
-CI=true a folder made in the run), and reused: the Makefile's stamp in it records the Python
+CI=true a folder of it made in the run), and reused: the Makefile's stamp in it records the Python
 and the pins. A Python that is not found is skipped with its name. Each run prints the time to
 the first page, the time to each edit shown, and the venv's size.
 
