@@ -24,6 +24,8 @@ imports none of them.
     site_check, site_a11y, round_trip, serving   the built site in a browser
 """
 
+from __future__ import annotations
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +34,34 @@ DOCS = ROOT / "docs"
 
 class HarnessError(AssertionError):
     """A check of a page failed; the message says where and what to do."""
+
+
+def scratch(prefix: str, parent: Path | None = None) -> Path:
+    """A new empty folder (in ``parent``, else the system's temporary directory), removed when
+    this process ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    if parent is not None:
+        Path(parent).mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def own_workshop_record() -> Path:
+    """Point the workshop checker's default record ($WORKSHOP_RECORD) of this process, and of
+    every process it starts, at a scratch folder: the book's blocks and notebooks run the
+    checker on its wrong answers and starters, which in .workshop/ of the repository would earn
+    a reader's hints."""
+    import os
+
+    from snippets.workshop import RECORD_VARIABLE
+
+    record = scratch("book-workshop-")
+    os.environ[RECORD_VARIABLE] = str(record)
+    return record
 
 
 def rel(path) -> Path:

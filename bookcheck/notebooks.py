@@ -344,19 +344,16 @@ def main(argv=None):
     """Execute the book's notebooks and store their outputs in them (default: every notebook of
     docs/notebooks/)."""
     import argparse
-    import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    from snippets.workshop import RECORD_VARIABLE
+    from bookcheck import own_workshop_record
 
     cli = argparse.ArgumentParser(prog="python -m bookcheck.notebooks", description=main.__doc__)
     cli.add_argument("notebooks", nargs="*", type=Path)
     paths = cli.parse_args(argv).notebooks or sorted((ROOT / "docs" / "notebooks").glob("*.ipynb"))
-    # the workshop notebooks check their starters: a record of failed checks of this run's own,
-    # not .workshop/ beside them, which would earn a reader's hints (the test sessions do the same)
-    with tempfile.TemporaryDirectory(prefix="book-workshop-") as record, ThreadPoolExecutor(4) as pool:
-        os.environ[RECORD_VARIABLE] = record  # the kernels inherit it
-        for path, changed in zip(paths, pool.map(store, paths)):  # kernel start-up and the torch import dominate
+    own_workshop_record()  # the workshop notebooks check their starters; the kernels inherit it
+    with ThreadPoolExecutor(4) as pool:  # kernel start-up and the torch import dominate
+        for path, changed in zip(paths, pool.map(store, paths)):
             print(f"{path}: {'outputs written' if changed else 'outputs current'}")
 
 

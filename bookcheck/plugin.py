@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from bookcheck import DOCS, ROOT, HarnessError, markers, results, steps, worker
+from bookcheck import DOCS, ROOT, HarnessError, markers, own_workshop_record, results, scratch, steps, worker
 from bookcheck.check import page_checks
 from bookcheck.counts import fence_counts
 
@@ -123,27 +123,18 @@ def pytest_collection_modifyitems(session, config, items):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session):
-    """What the session's checks share: a workshop record of their own (the blocks and notebooks
-    run the checker on the book's wrong answers; a reader's record, .workshop/ of the
-    repository, would earn hints from them); under --fresh or CI=true, empty caches of its own
-    for notebook executions and torch.compile's inductor; else inductor's cache in .cache/."""
+    """What the session's checks share: a workshop record of their own (own_workshop_record);
+    under --fresh or CI=true, empty caches of its own for notebook executions and
+    torch.compile's inductor; else inductor's cache in .cache/."""
     if session.config.option.collectonly:
         return None
-    import atexit
     import os
-    import shutil
-    import tempfile
 
-    from snippets.workshop import RECORD_VARIABLE
-
-    os.environ[RECORD_VARIABLE] = record = tempfile.mkdtemp(prefix="book-workshop-")
-    atexit.register(shutil.rmtree, record, True)
+    own_workshop_record()
     if REUSE.why_not in ("--fresh", "CI=true"):  # nothing from an earlier run: no earlier notebook execution
-        os.environ["BOOK_NOTEBOOK_CACHE"] = folder = tempfile.mkdtemp(prefix="book-notebooks-")
-        atexit.register(shutil.rmtree, folder, True)
+        os.environ["BOOK_NOTEBOOK_CACHE"] = str(scratch("book-notebooks-"))
         # torch.compile's inductor caches what it compiled: an empty cache of this run's own
-        os.environ["TORCHINDUCTOR_CACHE_DIR"] = inductor = tempfile.mkdtemp(prefix="book-inductor-")
-        atexit.register(shutil.rmtree, inductor, True)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(scratch("book-inductor-"))
     else:
         # inductor's cache (keyed on what it compiles) in the project's .cache/, not in /tmp
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(ROOT / ".cache" / "inductor"))

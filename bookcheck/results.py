@@ -24,19 +24,16 @@ The record lives in ``.cache/results.json`` (ignored by git; ``BOOK_RESULTS`` na
 
 from __future__ import annotations
 
-import atexit
 import functools
 import hashlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from . import ROOT
+from . import ROOT, scratch
 
 STORE = Path(os.environ.get("BOOK_RESULTS", ROOT / ".cache" / "results.json"))
 # Variables that describe the terminal, the shell or make's bookkeeping, read by no check.
@@ -58,12 +55,7 @@ def machine_cache() -> Path:
     earlier run: a new folder in it (on the same disk: the venvs take about 2 GB), removed when
     the process that made it ends."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
-    if in_ci():
-        cache.mkdir(parents=True, exist_ok=True)
-        path = Path(tempfile.mkdtemp(prefix="ci-run-", dir=cache))
-        atexit.register(shutil.rmtree, path, True)
-        return path
-    return cache
+    return scratch("ci-run-", cache) if in_ci() else cache
 
 
 def _h(*parts: bytes) -> str:

@@ -107,13 +107,13 @@ def blocking_script_problems(page, budget: int = BLOCKING_BUDGET) -> list[str]:
 
 # The fonts of the page's stylesheets (@font-face): {"used": the URL a browser fetches (the first
 # of its src) for each face the document has loaded or is loading, "unused": every URL of each
-# face none of whose instances in document.fonts has left "unloaded"; a rule no face matches is
-# in neither, and counted from the timeline}. Read by use, not from the
-# timeline: in a browser context that other pages of the site used, a page's timeline lists fonts
-# of the cache that the page does not use (read when the stylesheet is), and has counted fonts it
-# uses short (measured on chromium 156: KaTeX_AMS, 28 KB, listed on pages with no AMS symbol in
-# every pass; in two passes of eight, 54 pages each 42 KB short, KaTeX_Main's and KaTeX_Math's
-# size, left out or listed without a size).
+# face none of whose instances in document.fonts has left "unloaded"}; a rule no face matches is
+# in neither, and counted from the timeline. Read by use, not from the timeline: in a browser
+# context that other pages of the site used, a page's timeline lists fonts of the cache that the
+# page does not use (read when the stylesheet is), and has counted fonts it uses short (measured
+# on chromium 156: KaTeX_AMS, 28 KB, listed on pages with no AMS symbol in every pass; in two
+# passes of eight, 54 pages each 42 KB short, KaTeX_Main's and KaTeX_Math's size, left out or
+# listed without a size).
 FONTS = """() => {
   const key = (family, weight, style) => [family.replace(/^["']|["']$/g, ""),
     { normal: "400", bold: "700" }[weight] || weight, style].join("|");

@@ -43,7 +43,8 @@ NaN and where, a signature, a shape); it never shows the formula. Hints are earn
 failed check of the reader's code for a task is recorded in ``record`` (by default the folder
 $WORKSHOP_RECORD names, else ``.workshop/`` of the current directory) and unlocks the next of
 the task's four levels (where to look, the structure of the answer, a check by hand, the
-formula); ``hint=n`` shows the highest unlocked level up to n. ``check`` returns a ``Report``: ``report.passed`` and ``str(report)``.
+formula); ``hint=n`` shows the highest unlocked level up to n. ``check`` returns a
+``Report``: ``report.passed`` and ``str(report)``.
 """
 
 import builtins
