@@ -21,6 +21,9 @@ PAGE   ?= docs/part1/hand-trace.md
 TORCH  ?= 2.14.1
 PRINT_PAGE ?= false
 export NO_MKDOCS_2_WARNING := 1
+# Every recipe's processes (and theirs) carry the name of the target whose recipe started them:
+# tools/cpu_account.py adds up the CPU time of a run by target (.ci/run prints it).
+export BOOK_MAKE_TARGET = $@
 
 .PHONY: venv serve serve-venv notebooks test-serve test step-pages step-site step-notebooks step-serve test-torch torch-venvs test-page build pdf drift lighthouse zensical clean
 

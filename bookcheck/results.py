@@ -39,7 +39,8 @@ STORE = Path(os.environ.get("BOOK_RESULTS", ROOT / ".cache" / "results.json"))
 # Variables that describe the terminal, the shell or make's bookkeeping, read by no check.
 # FRESH is make's switch for --fresh, which turns reuse off anyway.
 NOT_INPUTS = {"_", "OLDPWD", "SHLVL", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "FRESH",
-              "COLUMNS", "LINES", "TERM", "COLORTERM", "PYTEST_CURRENT_TEST", "BOOK_RESULTS"}
+              "BOOK_MAKE_TARGET", "COLUMNS", "LINES", "TERM", "COLORTERM", "PYTEST_CURRENT_TEST",
+              "BOOK_RESULTS"}
 NOT_INPUT_PREFIXES = ("SSH_", "TMUX", "TERM_", "WINDOWID", "XDG_SESSION")
 
 

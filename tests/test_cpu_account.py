@@ -1,0 +1,59 @@
+"""tools/cpu_account.py: the CPU time of a run by make target, as .ci/run prints it."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bookcheck.versions import ROOT
+from tools import cpu_account
+
+# About one CPU-second of work in a process of its own (time.process_time: its CPU time, not the
+# wall clock, so a busy machine makes it last longer, not count less).
+BURN = "import time\nwhile time.process_time() < 1.0: pass\n"
+
+
+def test_every_recipe_carries_the_name_of_its_target(tmp_path):
+    """The Makefile exports BOOK_MAKE_TARGET=$@: a recipe's processes know their target."""
+    probe = tmp_path / "probe.mk"
+    probe.write_text('probe-target:\n\t@sh -c \'echo "$$BOOK_MAKE_TARGET"\'\n', encoding="utf-8")
+    done = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", str(probe), "probe-target"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "probe-target"
+
+
+def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
+    """A process started with BOOK_MAKE_TARGET=T is added to T, one without it to "outside make",
+    each with about the CPU time it used; the report names both."""
+    out = tmp_path / "account.jsonl"
+    recorder = subprocess.Popen([sys.executable, "-m", "tools.cpu_account", "record", str(out), "--interval", "0.1"],
+                                cwd=ROOT)
+    try:
+        time.sleep(0.5)  # its first sample taken
+        env = dict(os.environ, **{cpu_account.VARIABLE: "probe-target"})
+        subprocess.run([sys.executable, "-c", BURN], env=env, check=True, timeout=120)
+        plain = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
+        subprocess.run([sys.executable, "-c", BURN.replace("1.0", "0.5")], env=plain, check=True, timeout=120)
+    finally:
+        recorder.send_signal(signal.SIGTERM)
+        assert recorder.wait(timeout=30) == 0
+    totals, by_target = cpu_account.account(str(out))
+    burned = sum(by_target["probe-target"].values())
+    assert 0.8 <= burned <= 1.5, by_target
+    assert sum(by_target[cpu_account.OUTSIDE].values()) >= 0.3, by_target
+    assert totals["busy"] >= burned and totals["wall"] > 0 and totals["cores"] >= 1
+    text = cpu_account.report(str(out))
+    assert "probe-target" in text and cpu_account.OUTSIDE in text and "not seen" in text
+
+
+@pytest.mark.parametrize("interval", ["0", "-1", "nan"])
+def test_an_interval_that_is_not_a_positive_number_is_refused(tmp_path, interval, capsys):
+    with pytest.raises(SystemExit):
+        cpu_account.main(["record", str(tmp_path / "a.jsonl"), "--interval", interval])
+    assert "--interval must be a positive number of seconds" in capsys.readouterr().err
+    assert not (tmp_path / "a.jsonl").exists()

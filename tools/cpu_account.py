@@ -1,0 +1,133 @@
+"""Where a run's CPU time goes, by make target: what each step of `bash .ci/run` costs the machine.
+
+    python -m tools.cpu_account record FILE [--interval S]   sample /proc until SIGINT or SIGTERM
+    python -m tools.cpu_account report FILE                  core-seconds per make target
+
+The Makefile exports BOOK_MAKE_TARGET (the target whose recipe runs) to every recipe, and every
+process a recipe starts inherits it: pip, pytest and its workers, the browser and its renderers,
+Lighthouse. ``record`` reads /proc every ``interval`` seconds: each process's CPU time (user and
+system) and, once, its target. ``report`` adds them up per target; a process without one is
+"outside make" (.ci/run itself, apt-get, the system). The step lines of the log (each pytest
+process's own figure) leave out what they do not reap (a browser ended by another program)
+and whatever runs outside pytest (the venvs, the build, the PDF's print); this account does not.
+A process that starts and ends between two samples is not seen: the report gives the machine's
+busy time (/proc/stat, as .ci/run's "CPU busy" line) and the part of it that no seen process
+accounts for. Standard library only (.ci/run starts it before any venv exists); Linux only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from collections import Counter, defaultdict
+
+VARIABLE = "BOOK_MAKE_TARGET"
+OUTSIDE = "outside make"
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def busy_seconds() -> float:
+    """The whole machine's busy CPU time since boot (user, nice, system, irq, softirq, steal)."""
+    with open("/proc/stat", encoding="ascii") as f:
+        v = f.readline().split()[1:]
+    return sum(int(v[i]) for i in (0, 1, 2, 5, 6, 7)) / HZ
+
+
+def _target(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return OUTSIDE
+    prefix = VARIABLE.encode() + b"="
+    return next((e[len(prefix):].decode(errors="replace") for e in env if e.startswith(prefix)), OUTSIDE)
+
+
+def sample(seen: dict, first: bool) -> None:
+    """Add every process of /proc to ``seen`` ((pid, start) -> record), or update its CPU time."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+        except OSError:  # it ended since the listing
+            continue
+        name = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        cpu = (int(fields[11]) + int(fields[12])) / HZ
+        key = (int(pid), int(fields[19]))
+        if key not in seen:
+            # a process already running at the first sample counts from there on
+            seen[key] = {"name": name, "target": _target(pid), "from": cpu if first else 0.0}
+        seen[key]["cpu"] = cpu
+
+
+def record(path: str, interval: float = 0.5) -> None:
+    stop = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.append(True))
+    seen: dict = {}
+    busy0, start = busy_seconds(), time.monotonic()
+    sample(seen, first=True)
+    while not stop:
+        time.sleep(interval)
+        sample(seen, first=False)
+    totals = {"busy": busy_seconds() - busy0, "wall": time.monotonic() - start,
+              "cores": os.cpu_count(), "interval": interval}
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(totals) + "\n")
+        for p in seen.values():
+            if p["cpu"] > p["from"]:
+                f.write(json.dumps({"target": p["target"], "name": p["name"],
+                                    "cpu": round(p["cpu"] - p["from"], 2)}) + "\n")
+
+
+def account(path: str) -> tuple[dict, dict[str, Counter]]:
+    """(the run's totals, {target: Counter(process name -> CPU seconds)}) of a recorded file."""
+    with open(path, encoding="utf-8") as f:
+        totals = json.loads(f.readline())
+        by_target: dict[str, Counter] = defaultdict(Counter)
+        for line in f:
+            p = json.loads(line)
+            by_target[p["target"]][p["name"]] += p["cpu"]
+    return totals, by_target
+
+
+def report(path: str) -> str:
+    totals, by_target = account(path)
+    seen = sum(sum(c.values()) for c in by_target.values())
+    lines = [f"CPU time by make target, in core-seconds (/proc sampled every {totals['interval']} s): "
+             f"the machine was busy {totals['busy']:.0f} of {totals['cores'] * totals['wall']:.0f} "
+             f"({totals['cores']} cores, {totals['wall']:.0f} s)"]
+    for target, names in sorted(by_target.items(), key=lambda kv: -sum(kv[1].values())):
+        top = ", ".join(f"{n} {s:.0f}" for n, s in names.most_common(4) if s >= 0.5)
+        lines.append(f"{sum(names.values()):7.0f}  {target}" + (f": {top}" if top else ""))
+    lines.append(f"{totals['busy'] - seen:7.0f}  not seen (processes shorter than a sample, the kernel's own work)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="sample /proc until SIGINT or SIGTERM, then write FILE")
+    rec.add_argument("file")
+    rec.add_argument("--interval", type=float, default=0.5, help="seconds between two samples (default 0.5)")
+    rep = sub.add_parser("report", help="print the CPU time of each make target recorded in FILE")
+    rep.add_argument("file")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        if not args.interval > 0:
+            parser.error(f"--interval must be a positive number of seconds, got {args.interval}")
+        record(args.file, args.interval)
+    else:
+        print(report(args.file))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
