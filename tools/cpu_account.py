@@ -6,8 +6,9 @@
 The Makefile exports BOOK_MAKE_TARGET (the target whose recipe runs) to every recipe, and every
 process a recipe starts inherits it: pip, pytest and its workers, the browser and its renderers,
 Lighthouse. ``record`` reads /proc every ``interval`` seconds: each process's CPU time (user and
-system) and, once, its target. ``report`` adds them up per target; a process without one is
-"outside make" (.ci/run itself, apt-get, the system). The step lines of the log (each pytest
+system) and, once, its target: the variable's value in its environment or else its parent's
+target (Chromium starts its renderers with an environment of its own). ``report`` adds them up
+per target; a process without one is "outside make" (.ci/run itself, apt-get, the system). The step lines of the log (each pytest
 process's own figure) leave out what they do not reap (a browser ended by another program)
 and whatever runs outside pytest (the venvs, the build, the PDF's print); this account does not.
 A process that starts and ends between two samples is not seen: the report gives the machine's
@@ -37,18 +38,20 @@ def busy_seconds() -> float:
     return sum(int(v[i]) for i in (0, 1, 2, 5, 6, 7)) / HZ
 
 
-def _target(pid: str) -> str:
+def _target(pid: str) -> str | None:
+    """The make target in the environment of process ``pid``, or None."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             env = f.read().split(b"\0")
     except OSError:
-        return OUTSIDE
+        return None
     prefix = VARIABLE.encode() + b"="
-    return next((e[len(prefix):].decode(errors="replace") for e in env if e.startswith(prefix)), OUTSIDE)
+    return next((e[len(prefix):].decode(errors="replace") for e in env if e.startswith(prefix)), None)
 
 
 def sample(seen: dict, first: bool) -> None:
     """Add every process of /proc to ``seen`` ((pid, start) -> record), or update its CPU time."""
+    live, new = {}, []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -60,11 +63,20 @@ def sample(seen: dict, first: bool) -> None:
         name = stat[stat.find("(") + 1:stat.rfind(")")]
         fields = stat[stat.rfind(")") + 2:].split()
         cpu = (int(fields[11]) + int(fields[12])) / HZ
-        key = (int(pid), int(fields[19]))
+        key = live[int(pid)] = (int(pid), int(fields[19]))
         if key not in seen:
             # a process already running at the first sample counts from there on
-            seen[key] = {"name": name, "target": _target(pid), "from": cpu if first else 0.0}
+            seen[key] = {"name": name, "target": _target(pid), "parent": int(fields[1]),
+                         "from": cpu if first else 0.0}
+            new.append(seen[key])
         seen[key]["cpu"] = cpu
+    for proc in new:  # without a target of its own: its nearest ancestor's, else none
+        chain = []
+        while proc is not None and proc["target"] is None and len(chain) < 64:
+            chain.append(proc)
+            proc = seen.get(live.get(proc["parent"]))
+        for p in chain:
+            p["target"] = proc["target"] if proc is not None and proc["target"] is not None else OUTSIDE
 
 
 def record(path: str, interval: float = 0.5) -> None:
