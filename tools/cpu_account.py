@@ -39,14 +39,14 @@ def busy_seconds() -> float:
 
 
 def _target(pid: str) -> str | None:
-    """The make target in the environment of process ``pid``, or None."""
+    """The make target in the environment of process ``pid``, or None (an empty value too)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as f:
             env = f.read().split(b"\0")
     except OSError:
         return None
     prefix = VARIABLE.encode() + b"="
-    return next((e[len(prefix):].decode(errors="replace") for e in env if e.startswith(prefix)), None)
+    return next((e[len(prefix):].decode(errors="replace") for e in env if e.startswith(prefix)), None) or None
 
 
 def sample(seen: dict, first: bool) -> None:
