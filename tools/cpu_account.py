@@ -4,16 +4,18 @@
     python -m tools.cpu_account report FILE                  core-seconds per make target
 
 The Makefile exports BOOK_MAKE_TARGET (the target whose recipe runs) to every recipe, and every
-process a recipe starts inherits it: pip, pytest and its workers, the browser and its renderers,
-Lighthouse. ``record`` reads /proc every ``interval`` seconds: each process's CPU time (user and
-system) and, once, its target: the variable's value in its environment or else its parent's
+process a recipe starts inherits it: pip, pytest and its workers, the browser, Lighthouse.
+``record`` reads /proc every ``interval`` seconds: each process's CPU time (user and system)
+and, once, its target: the variable's value in its environment, else its nearest ancestor's
 target (Chromium starts its renderers with an environment of its own). ``report`` adds them up
-per target; a process without one is "outside make" (.ci/run itself, apt-get, the system). The step lines of the log (each pytest
-process's own figure) leave out what they do not reap (a browser ended by another program)
-and whatever runs outside pytest (the venvs, the build, the PDF's print); this account does not.
-A process that starts and ends between two samples is not seen: the report gives the machine's
-busy time (/proc/stat, as .ci/run's "CPU busy" line) and the part of it that no seen process
-accounts for. Standard library only (.ci/run starts it before any venv exists); Linux only.
+per target; a process without one is "outside make" (.ci/run itself, apt-get, the system).
+
+The step lines of the log (each pytest process's own figure) leave out what pytest does not
+reap (a browser ended by another program) and whatever runs outside pytest (the venvs, the
+build, the PDF's print); this account does not. A process that starts and ends between two
+samples is not seen: the report gives the machine's busy time (/proc/stat, as .ci/run's "CPU
+busy" line) and the part of it that no seen process accounts for. Standard library only
+(.ci/run starts it before any venv exists); Linux only.
 """
 
 from __future__ import annotations
