@@ -67,3 +67,37 @@ def test_an_interval_that_is_not_a_positive_number_is_refused(tmp_path, interval
         cpu_account.main(["record", str(tmp_path / "a.jsonl"), "--interval", interval])
     assert "--interval must be a positive number of seconds" in capsys.readouterr().err
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def _busy(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.cpu_account", "busy", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_the_busy_line_of_the_log_counts_the_machines_cpu_time_since_the_start():
+    """.ci/run's "CPU busy" line: `busy` at the start, then `busy --since ... --wall ...`; one
+    CPU-second burned in between is in it, and never more than the cores had plus the sampling."""
+    start = _busy()
+    assert start.returncode == 0, start.stderr
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-c", BURN], check=True, timeout=120)
+    wall = time.monotonic() - t0
+    done = _busy("--since", start.stdout.strip(), "--wall", f"{wall:.3f}")
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()  # CPU busy B of H core-seconds (N cores, P%)
+    busy, had, cores = float(words[2]), float(words[4]), int(words[6].lstrip("("))
+    assert words[:2] == ["CPU", "busy"] and words[5] == "core-seconds", done.stdout
+    assert 1 <= busy <= cores * (wall + 1), done.stdout
+    assert abs(had - cores * wall) <= 1, done.stdout
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--since", "1"], "pass both --since"),
+    (["--since", "nan", "--wall", "3"], "--since must be what `busy` printed earlier"),
+    (["--since", "1e15", "--wall", "3"], "--since must be what `busy` printed earlier"),
+    (["--since", "1", "--wall", "-2"], "--wall must be a number of seconds, 0 or more"),
+    (["--since", "1", "--wall", "nan"], "--wall must be a number of seconds, 0 or more"),
+])
+def test_a_busy_line_with_a_bad_start_or_duration_is_refused_by_name(args, says):
+    done = _busy(*args)
+    assert done.returncode != 0 and says in done.stderr and not done.stdout, (done.stdout, done.stderr)

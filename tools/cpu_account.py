@@ -2,6 +2,7 @@
 
     python -m tools.cpu_account record FILE [--interval S]   sample /proc until SIGINT or SIGTERM
     python -m tools.cpu_account report FILE                  core-seconds per make target
+    python -m tools.cpu_account busy [--since B --wall S]    the whole machine's busy CPU time
 
 The Makefile exports BOOK_MAKE_TARGET (the target whose recipe runs) to every recipe, and every
 process a recipe starts inherits it: pip, pytest and its workers, the browser, Lighthouse.
@@ -33,11 +34,24 @@ OUTSIDE = "outside make"
 HZ = os.sysconf("SC_CLK_TCK")
 
 
-def busy_seconds() -> float:
-    """The whole machine's busy CPU time since boot (user, nice, system, irq, softirq, steal)."""
+def machine() -> tuple[float, int]:
+    """(the whole machine's busy CPU time since boot, in seconds: user, nice, system, irq,
+    softirq, steal; the number of its online cores), from /proc/stat."""
     with open("/proc/stat", encoding="ascii") as f:
         v = f.readline().split()[1:]
-    return sum(int(v[i]) for i in (0, 1, 2, 5, 6, 7)) / HZ
+        cores = sum(1 for line in f if line.startswith("cpu"))
+    return sum(int(v[i]) for i in (0, 1, 2, 5, 6, 7)) / HZ, cores
+
+
+def busy_seconds() -> float:
+    return machine()[0]
+
+
+def busy_sentence(busy: float, wall: float, cores: int) -> str:
+    """The machine's busy time against the core-seconds its cores had over ``wall`` seconds."""
+    had = cores * wall
+    share = f", {100 * busy / had:.0f}%" if had > 0 else ""
+    return f"CPU busy {busy:.0f} of {had:.0f} core-seconds ({cores} cores{share})"
 
 
 def _target(pid: str) -> str | None:
@@ -91,8 +105,9 @@ def record(path: str, interval: float = 0.5) -> None:
     while not stop:
         time.sleep(interval)
         sample(seen, first=False)
-    totals = {"busy": busy_seconds() - busy0, "wall": time.monotonic() - start,
-              "cores": os.cpu_count(), "interval": interval}
+    busy1, cores = machine()
+    totals = {"busy": busy1 - busy0, "wall": time.monotonic() - start,
+              "cores": cores, "interval": interval}
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(totals) + "\n")
         for p in seen.values():
@@ -115,9 +130,9 @@ def account(path: str) -> tuple[dict, dict[str, Counter]]:
 def report(path: str) -> str:
     totals, by_target = account(path)
     seen = sum(sum(c.values()) for c in by_target.values())
-    lines = [f"CPU time by make target, in core-seconds (/proc sampled every {totals['interval']} s): "
-             f"the machine was busy {totals['busy']:.0f} of {totals['cores'] * totals['wall']:.0f} "
-             f"({totals['cores']} cores, {totals['wall']:.0f} s)"]
+    lines = [f"CPU time by make target, in core-seconds (/proc sampled every {totals['interval']} s) "
+             f"over {totals['wall']:.0f} s: "
+             + busy_sentence(totals["busy"], totals["wall"], totals["cores"])]
     for target, names in sorted(by_target.items(), key=lambda kv: -sum(kv[1].values())):
         top = ", ".join(f"{n} {s:.0f}" for n, s in names.most_common(4) if s >= 0.5)
         lines.append(f"{sum(names.values()):7.0f}  {target}" + (f": {top}" if top else ""))
@@ -133,11 +148,28 @@ def main(argv=None) -> int:
     rec.add_argument("--interval", type=float, default=0.5, help="seconds between two samples (default 0.5)")
     rep = sub.add_parser("report", help="print the CPU time of each make target recorded in FILE")
     rep.add_argument("file")
+    bus = sub.add_parser("busy", help="print the machine's busy CPU seconds since boot; with --since "
+                                      "and --wall, the sentence of .ci/run's log for the time since then")
+    bus.add_argument("--since", type=float, help="a figure this command printed earlier, at the start")
+    bus.add_argument("--wall", type=float, help="seconds since that start")
     args = parser.parse_args(argv)
     if args.command == "record":
         if not args.interval > 0:
             parser.error(f"--interval must be a positive number of seconds, got {args.interval}")
         record(args.file, args.interval)
+    elif args.command == "busy":
+        if args.since is None and args.wall is None:
+            print(f"{busy_seconds():.2f}")
+            return 0
+        if args.since is None or args.wall is None:
+            parser.error("busy: pass both --since (what `busy` printed at the start) and --wall "
+                         "(the seconds since then), or neither")
+        busy, cores = machine()
+        if not (0 <= args.since <= busy):
+            parser.error(f"busy: --since must be what `busy` printed earlier (0 to {busy:.2f}), got {args.since}")
+        if not args.wall >= 0:
+            parser.error(f"busy: --wall must be a number of seconds, 0 or more, got {args.wall}")
+        print(busy_sentence(busy - args.since, args.wall, cores))
     else:
         print(report(args.file))
     return 0
