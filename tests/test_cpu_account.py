@@ -1,5 +1,6 @@
 """tools/cpu_account.py: the CPU time of a run by make target, as .ci/run prints it."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -27,6 +28,20 @@ def test_every_recipe_carries_the_name_of_its_target(tmp_path):
     assert done.stdout.strip() == "probe-target"
 
 
+@contextlib.contextmanager
+def recording(out):
+    """tools.cpu_account record, sampling every 0.1 s, from its first sample (it prints a line
+    then) until the block ends."""
+    recorder = subprocess.Popen([sys.executable, "-m", "tools.cpu_account", "record", str(out), "--interval", "0.1"],
+                                cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    try:
+        assert recorder.stdout.readline().startswith("recording"), "the recorder did not start"
+        yield
+    finally:
+        recorder.send_signal(signal.SIGTERM)
+        assert recorder.wait(timeout=30) == 0
+
+
 def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
     """A process started with BOOK_MAKE_TARGET=T is added to T; so is its child started without
     the variable (as Chromium starts its renderers); a process started without it by this test
@@ -34,11 +49,8 @@ def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
     each with about the CPU time it used. The report names each."""
     out = tmp_path / "account.jsonl"
     target = "tests/test_cpu_account.py"  # the name CI's account shows for this test's processes
-    recorder = subprocess.Popen([sys.executable, "-m", "tools.cpu_account", "record", str(out), "--interval", "0.1"],
-                                cwd=ROOT)
     plain = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
-    try:
-        time.sleep(0.5)  # its first sample taken
+    with recording(out):
         subprocess.run([sys.executable, "-c", BURN], env=dict(plain, **{cpu_account.VARIABLE: target}),
                        check=True, timeout=120)
         # a parent with the variable that waits for a child without it
@@ -48,9 +60,6 @@ def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
         subprocess.run([sys.executable, "-c", parent], env=dict(plain, **{cpu_account.VARIABLE: target + " (parent)"}),
                        check=True, timeout=120)
         subprocess.run([sys.executable, "-c", BURN.replace("1.0", "0.5")], env=plain, check=True, timeout=120)
-    finally:
-        recorder.send_signal(signal.SIGTERM)
-        assert recorder.wait(timeout=30) == 0
     totals, by_target = cpu_account.account(str(out))
     assert 0.8 <= sum(by_target[target].values()) <= 1.5, by_target
     assert 0.8 <= sum(by_target[target + " (parent)"].values()) <= 1.7, by_target
@@ -59,6 +68,29 @@ def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
     assert totals["busy"] >= 1.6 and totals["wall"] > 0 and totals["cores"] >= 1
     text = cpu_account.report(str(out))
     assert target in text and own in text and "not seen" in text
+
+
+def test_the_time_after_an_exec_counts_under_the_environment_the_exec_gives(tmp_path):
+    """A process forked by one of target X and seen before its exec (where /proc shows X's
+    environment), which then runs a program with target Y: the program's time is Y's. (In
+    CI's load a sample caught `python -c ...` of the test above between subprocess's fork and
+    exec, and its time and its child's went to pytest's target.)"""
+    out = tmp_path / "account.jsonl"
+    before, after = "tests/test_cpu_account.py (before the exec)", "tests/test_cpu_account.py (after the exec)"
+    fork_then_exec = ("import os, sys, time\n"
+                      "pid = os.fork()\n"
+                      "if pid == 0:\n"
+                      "    time.sleep(0.6)  # sampled here, in the environment of its parent\n"
+                      f"    os.execve(sys.executable, [sys.executable, '-c', {BURN!r}], "
+                      f"dict(os.environ, {cpu_account.VARIABLE}={after!r}))\n"
+                      "os.waitpid(pid, 0)\n")
+    plain = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
+    with recording(out):
+        subprocess.run([sys.executable, "-c", fork_then_exec], env=dict(plain, **{cpu_account.VARIABLE: before}),
+                       check=True, timeout=120)
+    _, by_target = cpu_account.account(str(out))
+    assert 0.8 <= sum(by_target[after].values()) <= 1.5, by_target
+    assert sum(by_target[before].values()) < 0.5, by_target
 
 
 @pytest.mark.parametrize("interval", ["0", "-1", "nan"])

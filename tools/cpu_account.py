@@ -7,9 +7,12 @@
 The Makefile exports BOOK_MAKE_TARGET (the target whose recipe runs) to every recipe, and every
 process a recipe starts inherits it: pip, pytest and its workers, the browser, Lighthouse.
 ``record`` reads /proc every ``interval`` seconds: each process's CPU time (user and system)
-and, once, its target: the variable's value in its environment, else its nearest ancestor's
-target (Chromium starts its renderers with an environment of its own). ``report`` adds them up
-per target; a process without one is "outside make" (.ci/run itself, apt-get, the system).
+and, for the time it used since the last sample, its target then: the variable's value in its
+environment, else its nearest ancestor's (Chromium starts its renderers with an environment of
+its own), else the one it had when its parent ended. A process caught between its fork and its
+exec still shows its parent's environment: its time so far is its parent's target's, and after
+the exec its own. ``report`` adds them up per target; a process without one is "outside make"
+(.ci/run itself, apt-get, the system).
 
 The step lines of the log (each pytest process's own figure) leave out what pytest does not
 reap (a browser ended by another program) and whatever runs outside pytest (the venvs, the
@@ -66,8 +69,10 @@ def _target(pid: str) -> str | None:
 
 
 def sample(seen: dict, first: bool) -> None:
-    """Add every process of /proc to ``seen`` ((pid, start) -> record), or update its CPU time."""
-    live, new = {}, []
+    """Add every process of /proc to ``seen`` ((pid, start) -> record), and the CPU time each
+    used since the last sample to the target it has now (a process not yet past its exec still
+    shows the environment of the one that forked it)."""
+    live, used = {}, []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -76,32 +81,56 @@ def sample(seen: dict, first: bool) -> None:
                 stat = f.read()
         except OSError:  # it ended since the listing
             continue
-        name = stat[stat.find("(") + 1:stat.rfind(")")]
         fields = stat[stat.rfind(")") + 2:].split()
         cpu = (int(fields[11]) + int(fields[12])) / HZ
         key = live[int(pid)] = (int(pid), int(fields[19]))
-        if key not in seen:
-            # a process already running at the first sample counts from there on
-            seen[key] = {"name": name, "target": _target(pid), "parent": int(fields[1]),
-                         "from": cpu if first else 0.0}
-            new.append(seen[key])
-        seen[key]["cpu"] = cpu
-    for proc in new:  # without a target of its own: its nearest ancestor's, else none
-        chain = []
-        while proc is not None and proc["target"] is None and len(chain) < 64:
-            chain.append(proc)
-            proc = seen.get(live.get(proc["parent"]))
-        for p in chain:
-            p["target"] = proc["target"] if proc is not None and proc["target"] is not None else OUTSIDE
+        p = seen.get(key)
+        if p is None:  # a process already running at the first sample counts from there on
+            p = seen[key] = {"parent": int(fields[1]), "cpu": cpu if first else 0.0, "target": None,
+                             "used": Counter()}
+        p["name"] = stat[stat.find("(") + 1:stat.rfind(")")]  # after an exec, the new program's
+        p["now_parent"] = int(fields[1])
+        if cpu > p["cpu"]:
+            used.append((int(pid), cpu - p["cpu"]))
+            p["cpu"] = cpu
+    now: dict[int, str] = {}  # pid -> its target at this sample
+
+    def target(pid: int) -> str:
+        """The target in the environment of ``pid``, else its parent's; a process whose parent
+        has ended (and which another process has adopted) keeps the target it had."""
+        chain, found = [], None
+        while found is None:
+            if pid in now:
+                found = now[pid]
+                break
+            p = seen[live[pid]]
+            chain.append(pid)
+            found = _target(str(pid))
+            if found is None and p["now_parent"] != p["parent"]:
+                found = p["target"] or OUTSIDE
+            elif found is None and (p["parent"] not in live or len(chain) >= 64):
+                found = OUTSIDE
+            pid = p["parent"]
+        for pid in chain:
+            now[pid] = seen[live[pid]]["target"] = found
+        return found
+
+    for pid, cpu in used:
+        p = seen[live[pid]]
+        p["used"][target(pid), p["name"]] += cpu
 
 
-def record(path: str, interval: float = 0.5) -> None:
+def record(path: str, interval: float = 0.5, ready=None) -> None:
+    """Sample /proc every ``interval`` seconds until SIGINT or SIGTERM, then write ``path``; after
+    the first sample, print a line to ``ready`` (a file) when it is given."""
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(True))
     seen: dict = {}
     busy0, start = busy_seconds(), time.monotonic()
     sample(seen, first=True)
+    if ready is not None:
+        print(f"recording the CPU time of every process, every {interval} s", file=ready, flush=True)
     while not stop:
         time.sleep(interval)
         sample(seen, first=False)
@@ -111,9 +140,8 @@ def record(path: str, interval: float = 0.5) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps(totals) + "\n")
         for p in seen.values():
-            if p["cpu"] > p["from"]:
-                f.write(json.dumps({"target": p["target"], "name": p["name"],
-                                    "cpu": round(p["cpu"] - p["from"], 2)}) + "\n")
+            for (target, name), cpu in p["used"].items():
+                f.write(json.dumps({"target": target, "name": name, "cpu": round(cpu, 2)}) + "\n")
 
 
 def account(path: str) -> tuple[dict, dict[str, Counter]]:
@@ -156,7 +184,7 @@ def main(argv=None) -> int:
     if args.command == "record":
         if not args.interval > 0:
             parser.error(f"--interval must be a positive number of seconds, got {args.interval}")
-        record(args.file, args.interval)
+        record(args.file, args.interval, ready=sys.stdout)
     elif args.command == "busy":
         if args.since is None and args.wall is None:
             print(f"{busy_seconds():.2f}")
