@@ -54,9 +54,34 @@ def machine_cache() -> Path:
     reader's venv): ``~/.cache/autograd-book`` (or ``$XDG_CACHE_HOME/autograd-book``), outside
     the repository, as a reader's venv must be. Under ``CI=true`` nothing is reused from an
     earlier run: a new folder in it (on the same disk: the venvs take about 2 GB), removed when
-    the process that made it ends."""
+    the process that made it ends, or by the next CI run when a signal ended it first."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
-    return scratch("ci-run-", cache) if in_ci() else cache
+    if not in_ci():
+        return cache
+    remove_ended_runs(cache)
+    return scratch(f"ci-run-{os.getpid()}-", cache)
+
+
+def remove_ended_runs(cache: Path) -> list[Path]:
+    """Remove the folders in ``cache`` of CI runs whose process has ended (``ci-run-PID-*``): a
+    run stopped by a signal (make's timeout, Ctrl-C, kill) leaves its venvs behind, about 2 GB.
+    A folder whose process is alive, or whose name gives none, is kept. Returns those removed."""
+    import re
+    import shutil
+
+    removed = []
+    for folder in sorted(cache.glob("ci-run-*")):
+        match = re.fullmatch(r"ci-run-(\d+)-\w+", folder.name)
+        if match is None or not folder.is_dir():
+            continue
+        try:
+            os.kill(int(match[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+        except (PermissionError, OverflowError):  # alive, another user's; or not a process id
+            pass
+    return removed
 
 
 def _h(*parts: bytes) -> str:

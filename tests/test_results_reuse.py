@@ -250,3 +250,24 @@ def test_a_steps_cpu_time_counts_its_live_descendants():
     finally:
         os.killpg(child.pid, 9)
         child.wait()
+
+
+def test_ci_removes_the_folders_of_runs_that_a_signal_ended(tmp_path, monkeypatch):
+    """Under CI=true each process's machine cache is a new folder named after it, removed when it
+    ends; a run killed first leaves its folder, which the next run removes. A live run's
+    folder, and one whose name gives no process, are kept."""
+    ended = subprocess.Popen([sys.executable, "-c", ""])
+    ended.wait()
+    cache = tmp_path / "autograd-book"
+    left = cache / f"ci-run-{ended.pid}-k1lled_x"
+    live = cache / f"ci-run-{os.getpid()}-alive123"
+    unnamed = cache / "ci-run-v4itwcf3"  # the name of a run before process ids were in it
+    for folder in (left, live, unnamed):
+        (folder / "serve-venv-3.11.7-0123456789ab").mkdir(parents=True)
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    made = results.machine_cache.__wrapped__()  # not the session's cached folder: a new one
+    assert made.parent == cache and made.name.startswith(f"ci-run-{os.getpid()}-") and made.is_dir()
+    assert not left.exists()
+    assert live.is_dir() and unnamed.is_dir()
+    assert results.remove_ended_runs(cache) == []
