@@ -29,6 +29,8 @@ import hashlib
 import json
 import os
 import platform
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,9 +68,6 @@ def remove_ended_runs(cache: Path) -> list[Path]:
     """Remove the folders in ``cache`` of CI runs whose process has ended (``ci-run-PID-*``): a
     run stopped by a signal (make's timeout, Ctrl-C, kill) leaves its venvs behind, about 2 GB.
     A folder whose process is alive, or whose name gives none, is kept. Returns those removed."""
-    import re
-    import shutil
-
     removed = []
     for folder in sorted(cache.glob("ci-run-*")):
         match = re.fullmatch(r"ci-run-(\d+)-\w+", folder.name)
@@ -111,8 +110,6 @@ def project_files(root: Path = ROOT) -> list[str]:
 def chromium() -> str | None:
     """The browser every check of the site uses: Debian's `chromium` on the PATH (the one place
     that looks for it; bookcheck.site_check and the keys here use it)."""
-    import shutil
-
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 

@@ -15,6 +15,8 @@ from tools import cpu_account
 # About one CPU-second of work in a process of its own (time.process_time: its CPU time, not the
 # wall clock, so a busy machine makes it last longer, not count less).
 BURN = "import time\nwhile time.process_time() < 1.0: pass\n"
+# This process's environment without the variable: a process started with it has no target of its own.
+PLAIN = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
 
 
 def test_every_recipe_carries_the_name_of_its_target(tmp_path):
@@ -23,7 +25,7 @@ def test_every_recipe_carries_the_name_of_its_target(tmp_path):
     probe.write_text('probe-target:\n\t@sh -c \'echo "$$BOOK_MAKE_TARGET"\'\n', encoding="utf-8")
     done = subprocess.run(["make", "--no-print-directory", "-s", "-f", "Makefile", "-f", str(probe), "probe-target"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60,
-                          env={k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE})
+                          env=PLAIN)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "probe-target"
 
@@ -49,17 +51,16 @@ def test_a_process_counts_under_the_target_it_was_started_for(tmp_path):
     each with about the CPU time it used. The report names each."""
     out = tmp_path / "account.jsonl"
     target = "tests/test_cpu_account.py"  # the name CI's account shows for this test's processes
-    plain = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
     with recording(out):
-        subprocess.run([sys.executable, "-c", BURN], env=dict(plain, **{cpu_account.VARIABLE: target}),
+        subprocess.run([sys.executable, "-c", BURN], env=dict(PLAIN, **{cpu_account.VARIABLE: target}),
                        check=True, timeout=120)
         # a parent with the variable that waits for a child without it
         parent = ("import os, subprocess, sys, time\n"
                   f"env = {{k: v for k, v in os.environ.items() if k != {cpu_account.VARIABLE!r}}}\n"
                   f"subprocess.run([sys.executable, '-c', {BURN!r}], env=env, check=True)\n")
-        subprocess.run([sys.executable, "-c", parent], env=dict(plain, **{cpu_account.VARIABLE: target + " (parent)"}),
+        subprocess.run([sys.executable, "-c", parent], env=dict(PLAIN, **{cpu_account.VARIABLE: target + " (parent)"}),
                        check=True, timeout=120)
-        subprocess.run([sys.executable, "-c", BURN.replace("1.0", "0.5")], env=plain, check=True, timeout=120)
+        subprocess.run([sys.executable, "-c", BURN.replace("1.0", "0.5")], env=PLAIN, check=True, timeout=120)
     totals, by_target = cpu_account.account(str(out))
     assert 0.8 <= sum(by_target[target].values()) <= 1.5, by_target
     assert 0.8 <= sum(by_target[target + " (parent)"].values()) <= 1.7, by_target
@@ -84,9 +85,8 @@ def test_the_time_after_an_exec_counts_under_the_environment_the_exec_gives(tmp_
                       f"    os.execve(sys.executable, [sys.executable, '-c', {BURN!r}], "
                       f"dict(os.environ, {cpu_account.VARIABLE}={after!r}))\n"
                       "os.waitpid(pid, 0)\n")
-    plain = {k: v for k, v in os.environ.items() if k != cpu_account.VARIABLE}
     with recording(out):
-        subprocess.run([sys.executable, "-c", fork_then_exec], env=dict(plain, **{cpu_account.VARIABLE: before}),
+        subprocess.run([sys.executable, "-c", fork_then_exec], env=dict(PLAIN, **{cpu_account.VARIABLE: before}),
                        check=True, timeout=120)
     _, by_target = cpu_account.account(str(out))
     assert 0.8 <= sum(by_target[after].values()) <= 1.5, by_target

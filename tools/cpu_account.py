@@ -46,10 +46,6 @@ def machine() -> tuple[float, int]:
     return sum(int(v[i]) for i in (0, 1, 2, 5, 6, 7)) / HZ, cores
 
 
-def busy_seconds() -> float:
-    return machine()[0]
-
-
 def busy_sentence(busy: float, wall: float, cores: int) -> str:
     """The machine's busy time against the core-seconds its cores had over ``wall`` seconds."""
     had = cores * wall
@@ -127,7 +123,7 @@ def record(path: str, interval: float = 0.5, ready=None) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(True))
     seen: dict = {}
-    busy0, start = busy_seconds(), time.monotonic()
+    busy0, start = machine()[0], time.monotonic()
     sample(seen, first=True)
     if ready is not None:
         print(f"recording the CPU time of every process, every {interval} s", file=ready, flush=True)
@@ -187,7 +183,7 @@ def main(argv=None) -> int:
         record(args.file, args.interval, ready=sys.stdout)
     elif args.command == "busy":
         if args.since is None and args.wall is None:
-            print(f"{busy_seconds():.2f}")
+            print(f"{machine()[0]:.2f}")
             return 0
         if args.since is None or args.wall is None:
             parser.error("busy: pass both --since (what `busy` printed at the start) and --wall "
