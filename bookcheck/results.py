@@ -27,12 +27,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import platform
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from . import ROOT, scratch
@@ -56,7 +58,8 @@ def machine_cache() -> Path:
     reader's venv): ``~/.cache/autograd-book`` (or ``$XDG_CACHE_HOME/autograd-book``), outside
     the repository, as a reader's venv must be. Under ``CI=true`` nothing is reused from an
     earlier run: a new folder in it (on the same disk: the venvs take about 2 GB), removed when
-    the process that made it ends, or by the next CI run when a signal ended it first."""
+    the process that made it ends, or by the next CI run when a signal ended it first. Its
+    entries are named with cache_entry."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "autograd-book"
     if not in_ci():
         return cache
@@ -80,6 +83,54 @@ def remove_ended_runs(cache: Path) -> list[Path]:
             removed.append(folder)
         except (PermissionError, OverflowError):  # alive, another user's; or not a process id
             pass
+    return removed
+
+
+# An entry of the machine cache that no run has used for this many days is removed: a change of
+# Python or of the pins names a new venv (0.3 to 1.1 GB each), and the one it replaces would stay.
+UNUSED_DAYS = 30
+
+
+def cache_entry(name: str) -> Path:
+    """``machine_cache()/name``: a venv a check sets up once, named by what it holds (a change of
+    Python or pins gives a new name), marked as used now (the file ``name.used`` beside it); then
+    the cache's entries that no run has used for UNUSED_DAYS are removed (remove_unused)."""
+    if not name or name in {".", ".."} or "/" in name or name.endswith(".used"):
+        raise ValueError(f"name must be a folder name such as 'serve-venv-3.11.7-0123456789ab', got {name!r}")
+    cache = machine_cache()
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / f"{name}.used").touch()
+    remove_unused(cache)
+    return cache / name
+
+
+def remove_unused(cache: Path, days: float = UNUSED_DAYS) -> list[Path]:
+    """Remove the folders of ``cache`` last used more than ``days`` ago: by their mark
+    (``NAME.used``, cache_entry), else (a folder made before marks, a copy or set-up a killed
+    run left) by the folder's own time of change; a mark that old whose folder is gone goes
+    too. Other files (the set-ups' locks) are kept. Returns the folders removed."""
+    if not (isinstance(days, (int, float)) and math.isfinite(days) and days > 0):
+        raise ValueError(f"days must be a positive number of days, such as {UNUSED_DAYS}, got {days!r}")
+    cutoff = time.time() - days * 86400
+
+    def last_change(path: Path) -> float:  # inf: gone meanwhile (another run removed it)
+        try:
+            return path.stat().st_mtime
+        except FileNotFoundError:
+            return math.inf
+
+    removed = []
+    entries = sorted(cache.iterdir()) if cache.is_dir() else []
+    for folder in (e for e in entries if e.is_dir() and not e.is_symlink()):
+        mark = folder.with_name(folder.name + ".used")
+        used = last_change(mark) if mark.exists() else last_change(folder)
+        if used < cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            mark.unlink(missing_ok=True)
+            removed.append(folder)
+    for mark in (e for e in entries if e.name.endswith(".used")):
+        if not mark.with_name(mark.name[: -len(".used")]).exists() and last_change(mark) < cutoff:
+            mark.unlink(missing_ok=True)
     return removed
 
 

@@ -78,10 +78,9 @@ def cached_reader_venv():
     pins = [book_pins()[name] for name in READER_PACKAGES]
     constraints = (ROOT / "constraints.txt").read_text(encoding="utf-8")  # the pins of their dependencies
     key = hashlib.sha256("\n".join([sys.version, *pins, constraints]).encode()).hexdigest()[:12]
-    cache = results.machine_cache()
-    venv = cache / f"reader-venv-{key}"
+    venv = results.cache_entry(f"reader-venv-{key}")
+    cache = venv.parent
     if not (venv / "complete").is_file():
-        cache.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(dir=cache, prefix="building-"))
         try:
             subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)

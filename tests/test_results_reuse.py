@@ -271,3 +271,50 @@ def test_ci_removes_the_folders_of_runs_that_a_signal_ended(tmp_path, monkeypatc
     assert not left.exists()
     assert live.is_dir() and unnamed.is_dir()
     assert results.remove_ended_runs(cache) == []
+
+
+def test_a_venv_no_run_has_used_for_30_days_is_removed(tmp_path, monkeypatch):
+    """A change of Python or pins names a new venv in the machine cache; the one it replaces is
+    removed once no run has used it (cache_entry marks each use) for UNUSED_DAYS. A folder
+    without a mark goes by its own time of change; the set-ups' lock files stay."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(results, "machine_cache", lambda: tmp_path / "autograd-book")
+    cache = tmp_path / "autograd-book"
+    old, recent, unmarked, fresh_unmarked = (cache / n for n in (
+        "serve-venv-3.11.7-0123456789ab", "serve-venv-3.12.1-0123456789ab", "reader-venv-0123456789ab", "run-x1y2z3"))
+    lock, stale_mark = cache / "serve-venv-3.11.lock", cache / "reader-venv-gone00000000.used"
+    for folder in (old, recent, unmarked, fresh_unmarked):
+        (folder / "bin").mkdir(parents=True)
+    lock.touch()
+    stale_mark.touch()
+    now = time.time()
+    day = 86400
+
+    def age(path, days):
+        os.utime(path, (now - days * day, now - days * day))
+
+    (old.parent / f"{old.name}.used").touch()
+    age(old.parent / f"{old.name}.used", results.UNUSED_DAYS + 1)
+    age(old, 1)  # its folder changed lately: the mark decides
+    (recent.parent / f"{recent.name}.used").touch()
+    age(recent.parent / f"{recent.name}.used", results.UNUSED_DAYS - 1)
+    age(recent, 400)
+    age(unmarked, results.UNUSED_DAYS + 1)
+    for path in (lock, stale_mark):
+        age(path, 400)
+    own = "reader-venv-ffffffffffff"
+    (cache / own).mkdir()
+    age(cache / own, 400)  # unused for long, but used now: kept
+    assert results.cache_entry(own) == cache / own
+    assert (cache / f"{own}.used").stat().st_mtime >= now - 1
+    assert not old.exists() and not (old.parent / f"{old.name}.used").exists()
+    assert not unmarked.exists() and not stale_mark.exists()
+    assert recent.is_dir() and fresh_unmarked.is_dir() and (cache / own).is_dir() and lock.is_file()
+    assert results.remove_unused(cache) == []
+    for bad in ("", "..", "a/b", "x.used"):
+        with pytest.raises(ValueError, match="name must be a folder name"):
+            results.cache_entry(bad)
+    for bad in (0, -1, float("nan"), float("inf"), "30"):
+        with pytest.raises(ValueError, match="days must be a positive number"):
+            results.remove_unused(cache, bad)

@@ -93,9 +93,7 @@ def cached_venv(python: str) -> Path:
                              check=True).stdout
     pins = (ROOT / "requirements-serve.txt").read_text(encoding="utf-8")
     key = hashlib.sha256((version + pins).encode()).hexdigest()[:12]
-    cache = results.machine_cache()
-    cache.mkdir(parents=True, exist_ok=True)
-    return cache / f"serve-venv-{version.split()[0]}-{key}"
+    return results.cache_entry(f"serve-venv-{version.split()[0]}-{key}")
 
 
 def free_port():
