@@ -36,6 +36,7 @@ import base64
 import re
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 AXE = Path(__file__).parent / "vendor" / "axe-core" / "axe.min.js"
@@ -151,6 +152,14 @@ WIRE_SIZES = """async (urls) => Promise.all(urls.map(async (url) => {
 }))"""
 
 
+def short_name(url: str) -> str:
+    """A resource as a report names it: its file name, or for a page's folder (a URL ending in /)
+    the folder's name and the slash ("hand-trace/"; "/" for the site's root)."""
+    path = urlsplit(url).path
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name + "/" if path.endswith("/") else name
+
+
 def initial_load(page) -> dict:
     """Bytes the page has loaded so far (on the wire, i.e. gzip when served so: the document and
     every resource in its timeline, a cached one counted at its size, Material's search files
@@ -176,9 +185,9 @@ def initial_load(page) -> dict:
     counted = [e for e in entries if e["name"] not in skipped]
     counted += page.evaluate(WIRE_SIZES, left_out) if left_out else []
     return {"bytes": sum(e["encoded"] for e in counted), "requests": len(counted), "blocking": blocking,
-            "largest": sorted(((e["encoded"], e["name"].rsplit("/", 1)[-1]) for e in counted), reverse=True)[:4],
-            "fonts_unused": sorted(e["name"].rsplit("/", 1)[-1] for e in entries if e["name"] in unused),
-            "fonts_fetched": [url.rsplit("/", 1)[-1] for url in left_out],
+            "largest": sorted(((e["encoded"], short_name(e["name"])) for e in counted), reverse=True)[:4],
+            "fonts_unused": sorted(short_name(e["name"]) for e in entries if e["name"] in unused),
+            "fonts_fetched": [short_name(url) for url in left_out],
             "uncounted": sorted({url for url in made if url not in names})}
 
 
@@ -202,8 +211,10 @@ def first_load_problems(page, budget: int = FIRST_LOAD_BUDGET, wait_ms: int = 10
     problems = []
     if not (load["bytes"] <= budget):  # NaN (a size not read) fails too
         largest = ", ".join(f"{name} {size // 1024} KB" for size, name in load["largest"])
+        fetched = load["fonts_fetched"]
         problems.append(f"{load['bytes'] // 1024} KB loaded (gzip, {load['requests']} requests), over the budget of "
-                        f"{budget // 1024} KB; the largest: {largest}")
+                        f"{budget // 1024} KB; the largest: {largest}"
+                        + (f"; fonts the timeline left out, sized by a fetch: {', '.join(fetched)}" if fetched else ""))
     if load["uncounted"]:
         problems.append("requests whose bytes the page's timeline does not show (a worker's?): " + ", ".join(load["uncounted"]))
     return problems

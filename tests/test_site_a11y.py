@@ -329,6 +329,54 @@ def test_a_page_loads_as_many_bytes_after_other_pages_as_alone(served, browser):
         f"case this test is about is gone (see site_a11y.FONTS): {after}")
 
 
+class TimelinePage:
+    """A stand-in for a loaded page, for initial_load's arithmetic: its timeline (the document,
+    a script, two fonts: KaTeX_AMS, listed though no face uses it, and KaTeX_Main listed
+    without a size), the fonts its faces use (FONTS), and the size a fetch gives each font
+    (WIRE_SIZES). The pass over the site meets a timeline like this now and then (site_a11y's
+    FONTS comment); this page makes it happen every time."""
+
+    BASE = "http://127.0.0.1:8000/"
+    TIMELINE = [{"name": BASE + "part1/", "encoded": 20_000, "type": "navigation"},
+                {"name": BASE + "assets/app.js", "encoded": 400_000, "type": "script"},
+                {"name": BASE + "vendor/katex/fonts/KaTeX_AMS-Regular.woff2", "encoded": 28_000, "type": "css"},
+                {"name": BASE + "vendor/katex/fonts/KaTeX_Main-Regular.woff2", "encoded": 0, "type": "css"}]
+    FONTS = {"used": [BASE + "vendor/katex/fonts/KaTeX_Main-Regular.woff2"],
+             "unused": [BASE + "vendor/katex/fonts/KaTeX_AMS-Regular.woff2"]}
+    WIRE = {BASE + "vendor/katex/fonts/KaTeX_Main-Regular.woff2": 90_000}
+
+    def __init__(self):
+        self.requests = [(self.BASE + "part1/", e["name"]) for e in self.TIMELINE]
+
+    def evaluate(self, script, arg=None):
+        if script == site_a11y.FONTS:
+            return self.FONTS
+        if script == site_a11y.WIRE_SIZES:
+            return [{"name": url, "encoded": self.WIRE[url], "type": "font"} for url in arg]
+        if script == site_a11y.BLOCKING_JS:
+            return []
+        assert "performance.getEntriesByType" in script, script
+        return self.TIMELINE
+
+    def wait_for_function(self, *args, **kwargs):
+        return True
+
+
+def test_a_font_in_use_is_counted_at_its_size_on_the_wire_and_an_unused_one_not_at_all():
+    load = site_a11y.initial_load(TimelinePage())
+    assert load["bytes"] == 20_000 + 400_000 + 90_000, load
+    assert load["fonts_fetched"] == ["KaTeX_Main-Regular.woff2"], load
+    assert load["fonts_unused"] == ["KaTeX_AMS-Regular.woff2"], load
+    assert load["uncounted"] == [], load
+    [problem] = site_a11y.first_load_problems(TimelinePage(), budget=500_000)
+    assert problem.startswith("498 KB loaded (gzip, 3 requests), over the budget of 488 KB; the largest: app.js "
+                              "390 KB, KaTeX_Main-Regular.woff2 87 KB, part1/ 19 KB;"), problem
+    assert problem.endswith("fonts the timeline left out, sized by a fetch: KaTeX_Main-Regular.woff2"), problem
+    assert site_a11y.first_load_problems(TimelinePage(), budget=510_000) == []
+    assert [site_a11y.short_name(TimelinePage.BASE + p) for p in ("", "part1/hand-trace/", "a/b.js?v=1")] == [
+        "/", "hand-trace/", "b.js"]
+
+
 def test_no_serious_or_critical_axe_violation_on_any_page(inspected):
     """Every page, on a phone in the light scheme (the site's one pass)."""
     problems = measured(inspected, "axe")
