@@ -5,8 +5,9 @@ changes laid over it, so the clone holds exactly what `git commit -a` plus the n
 and `make serve PYTHON=... PORT=... SERVE_VENV=...` is run in it with a clean environment (no
 PYTHONPATH, no venv active). A Markdown page, a notebook page (its stored output) and a page
 with diagrams must then come back over HTTP with status 200 and their content, the print page
-must not (make serve leaves it out), and an edit of a page must be served again (the time it
-takes is printed).
+must not (make serve leaves it out), an edit of a page must be served again (the time it
+takes is printed), and stopped with Ctrl-C (SIGINT to make's process group, as a terminal sends
+it) it must leave nothing in TMPDIR.
 
 The venv of the site stack is made by the Makefile itself, once per Python and
 requirements-serve.txt, in bookcheck.results.machine_cache() (~/.cache/autograd-book/; under
@@ -133,8 +134,8 @@ def serve_once(python: str, work: Path) -> dict:
     assert not (clone / ".venv").exists() and not (clone / ".cache").exists()
     port = free_port()
     log = work / "serve.log"
-    # mkdocs serve builds into a new folder of TMPDIR and removes it when stopped with Ctrl-C;
-    # ended here with SIGTERM, it leaves it (a copy of the site): so TMPDIR is under ``work``.
+    # mkdocs serve builds into a new folder of TMPDIR (a copy of the site), which it removes when
+    # stopped with Ctrl-C: TMPDIR is under ``work``, so that what a stop leaves there is seen.
     tmp = work / "tmp"
     tmp.mkdir()
     start = time.perf_counter()
@@ -161,13 +162,20 @@ def serve_once(python: str, work: Path) -> dict:
             edits = {page: shown_after_edit(base + page, clone / "docs" / source) for page, source in EDITED.items()}
         finally:
             with contextlib.suppress(ProcessLookupError):  # make serve may have ended itself
-                os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=60)
+                os.killpg(server.pid, signal.SIGINT)  # a reader's Ctrl-C: make's process group
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=60)
+                raise AssertionError("make serve still ran 60 s after Ctrl-C:\n" + log.read_text()[-3000:]) from None
+    stopped = dict(returncode=server.returncode, left=sorted(p.name for p in tmp.iterdir()),
+                   log=log.read_text(encoding="utf-8", errors="replace")[-2000:])
     probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import sys, importlib.util as u; "
                             "print(sys.version.split()[0], u.find_spec('torch') is None, u.find_spec('pytest') is None)"],
                            capture_output=True, text=True, env=clean_env(), cwd=work, check=True).stdout.split()
     return dict(pages=pages, first_page=first_page, edits=edits, set_up=set_up, venv=venv, size=size_mb(venv),
-                version=probe[0], without=probe[1:])
+                version=probe[0], without=probe[1:], stopped=stopped)
 
 
 RUN = os.environ.get("BOOK_SERVE") == "1" or results.in_ci()
@@ -189,6 +197,7 @@ def test_make_serve_from_a_fresh_clone(version, tmp_path, capsys):
         assert text in html, f"{page}: no {text!r} in the page"
     assert result["pages"]["notebooks/first-notebook/first-notebook.ipynb"][0] == 200, "the notebook's download"
     assert result["pages"]["print_page/"][0] == 404, "make serve made the print page (PRINT_PAGE defaults to false)"
+    assert result["stopped"]["left"] == [], f"Ctrl-C left in TMPDIR: {result['stopped']}"
     # The README states the venv's size as measured on Python 3.11: within a tenth of it.
     stated = re.search(r"(\d+) MB of files, \d+ MB on disk as `du` counts it, on Python 3\.11",
                        " ".join((ROOT / "README.md").read_text(encoding="utf-8").split()))
