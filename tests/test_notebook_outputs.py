@@ -11,6 +11,7 @@ an output.
 """
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -173,3 +174,19 @@ def test_a_cells_last_expression_is_shown_as_the_kernel_shows_it():
     assert notebooks.displayed("print(1)\nx = 2") == "print(1)\nx = 2"
     [_, second] = notebooks.cell_blocks(ROOT / "docs" / "notebooks" / "first-notebook.ipynb")
     assert second.expected_output == "12.0\n" and second.cont
+
+
+def test_make_notebooks_runs_the_workshop_checker_on_a_record_of_its_own(monkeypatch, tmp_path, capsys):
+    """The workshop notebooks run the checker on their starters, which in the repository's
+    .workshop/ would earn a reader's hints: `make notebooks` (bookcheck.notebooks.main) points
+    $WORKSHOP_RECORD at a scratch folder before any kernel starts, and the kernels inherit it."""
+    from snippets.workshop import RECORD_VARIABLE
+
+    monkeypatch.delenv(RECORD_VARIABLE, raising=False)  # this session's own record set aside
+    seen = []
+    monkeypatch.setattr(notebooks, "store", lambda path: seen.append((path, os.environ.get(RECORD_VARIABLE))) or False)
+    notebooks.main([str(ALL[0])])
+    [(path, record)] = seen
+    assert path == ALL[0] and record is not None, seen
+    assert Path(record).is_dir() and not Path(record).resolve().is_relative_to(ROOT), record
+    assert f"{ALL[0]}: outputs current" in capsys.readouterr().out
