@@ -135,7 +135,7 @@ def site_pages(site: Path) -> list[str]:
 
 
 # The whole book on one page (mkdocs-print-site-plugin), what `make pdf` prints: every page's
-# content again, 7 MB. Its links and markers are checked with every page's; the browser pass
+# content again. Its links and markers are checked with every page's; the browser pass
 # over the site's pages (a phone, axe, diagrams at 390 px, the copy buttons) leaves it out:
 # it is checked as a print, in the PDF (tests/test_pdf.py).
 PRINT_PAGE = "print_page/index.html"

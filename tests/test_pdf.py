@@ -605,8 +605,8 @@ MATH_SETTLED = """() => document.readyState === "complete"
 
 
 def test_the_print_page_has_no_serious_or_critical_axe_violation(book_pdf, browser):
-    """The page the PDF is printed from is a page of the site too (print_page/, the whole book,
-    about 4 MB): axe-core finds no serious or critical violation on it, in each scheme and at
+    """The page the PDF is printed from is a page of the site too (print_page/, the whole book):
+    axe-core finds no serious or critical violation on it, in each scheme and at
     each width (MODES). Checked here, beside the PDF made from it, since axe takes minutes on it.
     Its notebooks are shown as on their own pages (overrides/site_hooks.py, notebook_html):
     with nbconvert's markup it failed color-contrast (#408080 comments, 3.54:1 on the dark
