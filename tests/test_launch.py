@@ -1,5 +1,7 @@
 """snippets.scale.launch.run_ranks: the processes of a distributed example on this machine."""
 
+import inspect
+import re
 import time
 
 import pytest
@@ -63,6 +65,17 @@ def test_a_job_that_hangs_is_stopped_and_names_its_ranks():
 def test_bad_arguments_are_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_the_example_a_refusal_names_is_a_function_run_ranks_takes():
+    """The message of a function a new process cannot import names one it can: it must exist."""
+    import importlib
+
+    with pytest.raises(TypeError) as info:
+        run_ranks(lambda r, w: r)
+    module, _, name = re.search(r"such as ([\w.]+);", str(info.value)).group(1).rpartition(".")
+    example = getattr(importlib.import_module(module), name)
+    assert callable(example) and list(inspect.signature(example).parameters)[:2] == ["rank", "world_size"]
 
 
 def tensors(rank, world_size):

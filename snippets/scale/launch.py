@@ -115,7 +115,7 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
     a process of its own joined to the others by a gloo process group (see the module's doc)."""
     if not callable(fn) or "<locals>" in getattr(fn, "__qualname__", "<locals>") or getattr(fn, "__module__", "__main__") == "__main__":
         raise TypeError(f"fn must be a function defined at the top level of an importable module, such as "
-                        f"snippets.scale.ddp.averaged_gradients; got {fn!r}, which a new process cannot import")
+                        f"snippets.scale.ddp.construction_and_average; got {fn!r}, which a new process cannot import")
     if isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= 8:
         raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
     if not isinstance(args, tuple):
