@@ -19,7 +19,7 @@ Why these steps: each needs something the others do not, and each is mostly one 
 - lighthouse: Lighthouse's timings of the built pages (`make lighthouse`, with nothing else running).
 
 A step that passes as a whole (no selection) records that it verified the project's files
-(bookcheck.results.record_step); the page stamp calls the book verified when every test step
+(bookcheck.results.record_verified); the page stamp calls the book verified when every test step
 has such a record for exactly the files it is built from (bookcheck.results.verified).
 """
 

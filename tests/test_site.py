@@ -2,9 +2,9 @@
 (diagrams rendered, math rendered, no request off the site's origin, no JavaScript error).
 Fixture sites prove that the browser checks reject what they claim to reject.
 
-The builds run in a background process from the start of the tests (site_check.Background); one
-browser serves every check (the ``browser`` fixture; ``inspected`` holds every page of the
-book as the browser showed it, for checks that look at all pages)."""
+The book is the site `make build` made (BOOK_SITE, make's step-site) or one this session builds
+(the ``book`` fixture); one browser serves every check (the ``browser`` fixture; ``inspected``
+holds every page of the book as the browser showed it, for checks that look at all pages)."""
 
 import re
 from pathlib import Path
