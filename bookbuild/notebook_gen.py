@@ -1,4 +1,5 @@
-"""Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``) from Python modules.
+"""Build the book's generated notebooks (``docs/notebooks/0N-*.ipynb``, Part IV's, and
+``docs/notebooks/w-*.ipynb``, the workshop's) from Python modules.
 
 ``python -m bookbuild.notebook_gen`` writes every notebook of ``BUILDERS`` whose cells changed
 into ``docs/notebooks/``, without outputs (execution_count null, outputs []); then
@@ -44,7 +45,7 @@ def section(module, name):
     """The lines between ``# --8<-- [start:name]`` and ``# --8<-- [end:name]`` of a module.
 
     ``module`` is a module of ``snippets/exercises/`` ("hand_trace") or a path from the
-    repository's root ("snippets/workshop/loop.py").
+    repository's root ("snippets/workshop/linear.py").
     """
     path = ROOT / module if module.endswith(".py") else HERE / f"{module}.py"
     if not path.is_file():

@@ -11,7 +11,7 @@ from any shared browser pass:
   (FONTS: as on a first visit, though the pages before share the browser); Material's search
   files (SEARCH_FILES, the same for every page) are checked once against SEARCH_BUDGET.
 - axe_problems: no axe-core violation of impact serious or critical (axe-core vendored in
-  tests/vendor/axe-core, not part of the site).
+  bookcheck/vendor/axe-core, not part of the site).
 - diagram_problems: every diagram rendered (scrolled into view first: mermaid loads lazily),
   named (accTitle/accDescr), its smallest label at least MIN_LABEL_PX CSS px as shown, no wider
   at that size than the column of a desktop (DESKTOP_COLUMN_PX), and a diagram wider than its
