@@ -1,7 +1,8 @@
 """Every file and every object of the project that its prose names exists.
 
 The prose is what a reader or a maintainer reads as text: the README, every page of docs/, the
-Makefile, CI's files, mkdocs.yml and the reviews of general sentences whole, and the docstrings and comments of every Python file
+Makefile, CI's files, mkdocs.yml, the reviews of general sentences, the site's scripts, styles
+and templates and the pin files whole, and the docstrings and comments of every Python file
 (the code itself is run by the other tests). A file is named by its path from the repository's
 root (``bookcheck/results.py``, ``docs/part1/*.md``); an object by its dotted name
 (``bookcheck.results.cache_entry``), resolved by importing the longest module it starts with. A
@@ -28,8 +29,8 @@ import pytest
 
 from bookcheck import ROOT
 
-WHOLE = ("README.md", "Makefile", ".ci/run", "mkdocs.yml", ".github/workflows/publish.yml",
-         "bookcheck/claims_reviewed.toml")
+WHOLE = ("README.md", "Makefile", ".ci/run", "mkdocs.yml", ".github/workflows/publish.yml")
+READ_WHOLE = (".js", ".css", ".html", ".toml", ".txt")  # the site's assets and templates, pins, reviews
 PATH = re.compile(r"(?<![\w/.$-])((?:docs|bookcheck|bookbuild|tools|tests|snippets|overrides|\.ci|\.github)/[\w./*-]*[\w*])(?![\w<{-])")
 NAME = re.compile(r"(?<![\w./-])((?:bookcheck|bookbuild|tools|snippets)(?:\.\w+)+)(?![\w<{/-])")
 FILE_SUFFIX = re.compile(r"\.(py|json|jsonl|md|txt|toml|yml|html|js|css|ipynb|whl|apkg|csv)$")
@@ -52,7 +53,7 @@ NOT_OURS = {
 def project_files(root: Path = ROOT) -> list[Path]:
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
                             capture_output=True, text=True, check=True).stdout.split()
-    keep = [f for f in listed if (f.endswith((".py", ".md")) or f in WHOLE)
+    keep = [f for f in listed if (f.endswith((".py", ".md") + READ_WHOLE) or f in WHOLE)
             and "/vendor/" not in f and not f.startswith("tests/fixtures/")]
     return [root / f for f in keep if (root / f).is_file()]
 
