@@ -7,7 +7,7 @@ and templates and the pin files whole, and the docstrings and comments of every 
 root (``bookcheck/results.py``, ``docs/part1/*.md``); an object by its dotted name
 (``bookcheck.results.cache_entry``), resolved by importing the longest module it starts with. A
 path git ignores (``docs/downloads``, which the build makes) counts as there; one with a
-placeholder in capitals (``.cache/torch-VERSION/``) is not checked.
+placeholder in capitals (``docs/notebooks/w-TASK.ipynb``) is not checked.
 Names that are not the project's (placeholders of examples, other projects' paths) are listed in
 NOT_OURS with the reason. A renamed function, a moved file or a removed test left named in
 prose fails here with its file and line.
