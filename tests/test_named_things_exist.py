@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT
+from bookcheck import ROOT, results
 
 WHOLE = ("README.md", "Makefile", ".ci/run", "mkdocs.yml", ".github/workflows/publish.yml")
 READ_WHOLE = (".js", ".css", ".html", ".toml", ".txt")  # the site's assets and templates, pins, reviews
@@ -51,11 +51,9 @@ NOT_OURS = {
 
 
 def project_files(root: Path = ROOT) -> list[Path]:
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
-                            capture_output=True, text=True, check=True).stdout.split()
-    keep = [f for f in listed if (f.endswith((".py", ".md") + READ_WHOLE) or f in WHOLE)
+    """The project's files (results.project_files) that hold prose, vendored code and fixtures apart."""
+    return [root / f for f in results.project_files(root) if (f.endswith((".py", ".md") + READ_WHOLE) or f in WHOLE)
             and "/vendor/" not in f and not f.startswith("tests/fixtures/")]
-    return [root / f for f in keep if (root / f).is_file()]
 
 
 def prose(path: Path) -> list[tuple[int, str]]:
