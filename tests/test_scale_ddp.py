@@ -46,6 +46,13 @@ def test_construction_copies_rank_0s_weights_and_buffers(tour):
     assert r0["buffer"][2:] == [11.0, 11.0] and r1["buffer"][2:] == [12.0, 11.0]
 
 
+def test_a_forward_under_no_grad_skips_the_next_forwards_buffer_copy(tour):
+    # after the evaluation forward each rank holds 10 + rank + 1; the first training forward
+    # keeps that, the second copies rank 0's
+    for rank, r in enumerate(tour):
+        assert r["buffers after evaluation"] == [10.0 + rank + 1, 11.0]
+
+
 def test_ddp_grad_is_the_mean_of_the_local_gradients_and_the_full_batch_gradient(tour):
     local = [grad_of([[1.0, 1.0]], *rows(rank)) for rank in range(2)]
     full = grad_of([[1.0, 1.0]], X, Y)
@@ -60,6 +67,21 @@ def test_a_summing_hook_gives_world_size_times_the_mean(tour):
     full = grad_of([[1.0, 1.0]], X, Y)
     for r in tour:
         assert torch.equal(t(r["summing"]), 2 * full)
+
+
+def test_buckets_are_one_at_the_first_step_then_cut_at_the_cap_in_the_order_gradients_came(tour):
+    layer, cap = 16 * 16, 2.5 * 1024 / 4              # elements of one layer; the cap in float32 elements
+    for r in tour:
+        first, *later = r["buckets"]
+        assert first == [4 * layer]
+        assert later[0] == later[1] and sum(later[0]) == 4 * layer and len(later[0]) > 1
+        for size in later[0][:-1]:                    # a bucket closes at the first layer that fills the cap
+            assert size >= cap and size - layer < cap
+
+
+def test_no_sync_is_decided_by_where_the_forward_ran(tour):
+    for r in tour:
+        assert r["no_sync at forward"] == [0, 1]
 
 
 def test_no_sync_all_reduces_once_and_gives_the_same_gradient(tour):
@@ -92,6 +114,12 @@ def test_unused_parameters_leave_local_gradients_then_raise(tour):
         assert default["second step"].startswith("Expected to have finished reduction in the prior iteration")
         assert torch.equal(t(found["grad"]), (local[0] + local[1]) / 2)
         assert found["head_b grad"] is None and found["second step"] == "runs"
+
+
+def test_find_unused_parameters_puts_a_node_of_ddps_own_on_the_output(tour):
+    own = type(ddp.TwoHeads()(X[:2]).grad_fn).__name__   # the module alone, without DDP
+    for r in tour:
+        assert r["output node"] == {False: own, True: "_DDPSinkBackward"}
 
 
 def checkpointed_reference(tied, x, y):

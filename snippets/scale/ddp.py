@@ -13,8 +13,13 @@ Invariants (tests/test_scale_ddp.py checks them against single-process reference
 - after ``DDP(model)`` every rank holds rank 0's parameters;
 - after DDP's backward every rank's ``.grad`` is the mean over ranks of the local gradients,
   which for shards of equal size is the gradient of the mean loss over the full batch;
-- under ``no_sync()`` a backward communicates nothing, and the accumulated local gradients are
-  averaged by the first backward outside it;
+- a backward whose forward ran under ``no_sync()`` communicates nothing, and the accumulated
+  local gradients are averaged by the first forward and backward outside it;
+- buffers are copied from rank 0 before a forward only when the forward before it prepared a
+  backward;
+- the first step all-reduces every gradient in one bucket; later steps cut the buckets at the
+  cap, in the order the gradients became ready;
+- with ``find_unused_parameters=True`` the output's node is DDP's ``_DDPSinkBackward``;
 - a communication hook replaces DDP's all-reduce: one that only sums gives ``world_size``
   times the mean.
 """
@@ -106,6 +111,26 @@ def construction_and_average(rank, world_size):
 # --8<-- [end:construction]
 
 
+# --8<-- [start:buffers_skipped]
+def buffers_after_evaluation(rank, world_size):
+    """A buffer changed on each rank after a forward under ``no_grad`` (an evaluation), then two
+    training forwards: the buffer after each. DDP copies rank 0's buffers before a forward only
+    when the forward before it prepared a backward."""
+    model = make_model()
+    model.register_buffer("seen", torch.tensor(10.0))
+    ddp = DDP(model)
+    x, y = shard(rank, world_size)                    # (2, 2), (2, 1)
+    with torch.no_grad():
+        ddp(x)                                        # an evaluation forward
+    model.seen += rank + 1.0                          # rank 0: 11, rank 1: 12
+    after = []
+    for _ in range(2):
+        loss_fn(ddp, x, y).backward()                 # a training forward (and its backward)
+        after.append(model.seen.item())
+    return after
+# --8<-- [end:buffers_skipped]
+
+
 # --8<-- [start:accumulate]
 def accumulate(rank, world_size, use_no_sync=True):
     """Two micro-batches of one row each, the loss scaled by 1/2; count DDP's all-reduces
@@ -129,6 +154,26 @@ def accumulate(rank, world_size, use_no_sync=True):
 # --8<-- [end:accumulate]
 
 
+# --8<-- [start:no_sync_forward]
+def no_sync_decided_at_forward(rank, world_size):
+    """DDP's all-reduces counted after a forward inside ``no_sync()`` with its backward outside,
+    then after a forward outside with its backward inside."""
+    x, y = shard(rank, world_size)
+    ddp = DDP(make_model())
+    state = {"calls": 0}
+    ddp.register_comm_hook(state, counting_mean_hook)
+    with ddp.no_sync():
+        loss = loss_fn(ddp, x, y)                     # forward inside
+    loss.backward()                                   # backward outside
+    calls = [state["calls"]]
+    loss = loss_fn(ddp, x, y)                         # forward outside
+    with ddp.no_sync():
+        loss.backward()                               # backward inside
+    calls.append(state["calls"])
+    return calls
+# --8<-- [end:no_sync_forward]
+
+
 # --8<-- [start:summing]
 def with_summing_hook(rank, world_size):
     """One backward with ``summing_hook`` registered: ``.grad`` holds the sum over ranks."""
@@ -139,6 +184,22 @@ def with_summing_hook(rank, world_size):
     loss_fn(ddp, x, y).backward()
     return model.weight.grad.tolist()
 # --8<-- [end:summing]
+
+
+# --8<-- [start:buckets]
+def bucket_sizes(rank, world_size):
+    """Four ``Linear(16, 16, bias=False)`` layers (256 float32 weights, 1 KiB, each) under DDP
+    with buckets capped at 2.5 KiB: the elements of each bucket DDP all-reduced, at three steps."""
+    model = nn.Sequential(*(nn.Linear(16, 16, bias=False) for _ in range(4)))
+    ddp = DDP(model, bucket_cap_mb=2.5 / 1024)        # the cap is given in MiB
+    sizes, per_step = [], []
+    ddp.register_comm_hook(sizes, bucket_sizes_mean_hook)
+    for _ in range(3):
+        ddp(torch.ones(1, 16)).sum().backward()
+        per_step.append(sizes.copy())
+        sizes.clear()
+    return per_step
+# --8<-- [end:buckets]
 
 
 # --8<-- [start:unused]
@@ -186,6 +247,19 @@ def unused_parameters(rank, world_size, find_unused_parameters):
         out["second step"] = str(error).split(".")[0]
     return out
 # --8<-- [end:unused_found]
+
+
+# --8<-- [start:output_node]
+def output_nodes(rank, world_size):
+    """The node autograd records for the output of ``DDP(TwoHeads())``, with the default options
+    and with ``find_unused_parameters=True``."""
+    x, _ = shard(rank, world_size)
+    nodes = {}
+    for find in (False, True):
+        ddp = DDP(TwoHeads(), find_unused_parameters=find)
+        nodes[find] = type(ddp(x).grad_fn).__name__   # the output: (2, 1)
+    return nodes
+# --8<-- [end:output_node]
 
 
 # --8<-- [start:checkpointed]
@@ -264,9 +338,13 @@ def tour(rank, world_size):
         "construction": construction_and_average(rank, world_size),
         "no_sync": accumulate(rank, world_size, use_no_sync=True),
         "every micro-batch": accumulate(rank, world_size, use_no_sync=False),
+        "no_sync at forward": no_sync_decided_at_forward(rank, world_size),
+        "buffers after evaluation": buffers_after_evaluation(rank, world_size),
         "summing": with_summing_hook(rank, world_size),
+        "buckets": bucket_sizes(rank, world_size),
         "unused, default": unused_parameters(rank, world_size, find_unused_parameters=False),
         "unused, found": unused_parameters(rank, world_size, find_unused_parameters=True),
+        "output node": output_nodes(rank, world_size),
         "static_graph": static_graph_tour(rank, world_size),
     }
 
