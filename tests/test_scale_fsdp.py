@@ -68,6 +68,8 @@ def test_reshard_after_forward_keeps_shards_or_full_weights(tour):
         assert r["reshard"][True] == [("0.weight", "DTensor", (5, 4), 12 if rank == 0 else 8),
                                       ("2.weight", "DTensor", (2, 5), 5)]
         assert r["reshard"][False] == [("0.weight", "Parameter", (5, 4), 20), ("2.weight", "Parameter", (2, 5), 10)]
+        # the default: model[0]'s unit resharded as with True, the root's own weight kept as with False
+        assert r["reshard"][None] == [r["reshard"][True][0], r["reshard"][False][1]]
 
 
 def test_accumulation_without_sync_keeps_the_full_gradients(tour):
@@ -100,6 +102,7 @@ def test_optimizer_order_hooks_and_distributed_masks(tour):
         assert after["exp_avg"] == [("DTensor", local)]
         assert r["hooks"] == [("register_post_accumulate_grad_hook", "DTensor", local)]
         assert r["mask"] == local
+        assert r["one element"] is True                  # a one-element plain tensor is taken as replicated
 
 
 def test_a_plain_tensor_with_a_sharded_gradient_raises():

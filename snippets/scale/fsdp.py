@@ -128,12 +128,18 @@ def sharded_parameters_and_gradients(rank, world_size):
 
 # --8<-- [start:reshard]
 def between_forward_and_backward(rank, world_size):
-    """For ``reshard_after_forward`` True and False: the parameters registered on the model
-    between forward and backward (type, shape, elements held on this rank)."""
+    """For ``reshard_after_forward`` True and False, and for its default (None) with the last
+    Linear left in the root's unit: the parameters registered on the model between forward and
+    backward (type, shape, elements held on this rank)."""
     mesh = init_device_mesh("cpu", (world_size,))
     out = {}
-    for reshard in (True, False):
-        model = shard_model(make_model(), mesh, reshard_after_forward=reshard)
+    for reshard in (True, False, None):
+        if reshard is None:
+            model = make_model()
+            fully_shard(model[0], mesh=mesh)          # a unit of its own
+            fully_shard(model, mesh=mesh)             # the root: model[2]'s weight is its own
+        else:
+            model = shard_model(make_model(), mesh, reshard_after_forward=reshard)
         loss = loss_fn(model, shard(rank, world_size))
         out[reshard] = [(name, type(p).__name__, tuple(p.shape),
                          (p.to_local() if isinstance(p, DTensor) else p).numel())
@@ -233,6 +239,7 @@ def tour(rank, world_size):
         "mixed precision": mixed_precision(rank, world_size),
         "hooks": hooks_on_a_sharded_parameter(rank, world_size),
         "mask": edit_gradient_with_a_dtensor(rank, world_size),
+        "one element": scale_gradient_with_one_element(rank, world_size),
     }
 
 
@@ -255,4 +262,16 @@ def edit_gradient_with_a_dtensor(rank, world_size):
     mask = distribute_tensor(torch.ones(5, 4, dtype=torch.float64), mesh, grad.placements)
     grad.mul_(mask)                                   # DTensor * DTensor, shard by shard
     return tuple(mask.to_local().shape)
+
+
+def scale_gradient_with_one_element(rank, world_size):
+    """A one-element plain tensor times the sharded gradient: whether each rank's rows came out
+    halved."""
+    mesh = init_device_mesh("cpu", (world_size,))
+    model = shard_model(make_model(), mesh)
+    loss_fn(model, shard(rank, world_size)).backward()
+    grad = model[0].weight.grad
+    before = grad.to_local().clone()                  # this rank's rows
+    grad.mul_(torch.tensor(0.5, dtype=torch.float64))  # a plain tensor of one element
+    return torch.equal(grad.to_local(), before * 0.5)
 # --8<-- [end:mixed_error]
