@@ -9,7 +9,8 @@ convolutions, the normalisation layers, ``nn.Embedding``) it records, during one
   the weight; it observes and returns nothing, so the gradient is unchanged).
 
 The hooks are removed when the ``with`` block ends. A module with parameters but no ``weight``
-(an ``nn.LSTM``, say) is refused rather than skipped, so every parameter is in the report.
+(an ``nn.LSTM``, say) is refused rather than skipped, so every layer with parameters is in
+the report, by its weight (a bias's gradient is not recorded).
 """
 
 import math
