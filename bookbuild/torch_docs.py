@@ -76,7 +76,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch", """
         abs add allclose arange are_deterministic_algorithms_enabled broadcast_shapes cat chunk clamp compile
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye from_numpy full full_like
-        Generator get_autocast_dtype get_num_threads get_rng_state initial_seed
+        Generator get_autocast_dtype get_num_threads get_rng_state histc initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled isfinite isinf isnan lgamma linspace
         log log1p logsumexp manual_seed maximum nextafter no_grad ones ones_like outer rand rand_like randint
         randn randperm set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
@@ -88,7 +88,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.Tensor": ("inline", "tensors.html#torch.Tensor"),
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
-        abs add_ all amax any argmax backward bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos
+        abs add_ all amax any argmax backward bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float gather grad half imag
         index_add_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
@@ -149,7 +149,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.nn.functional", """
         batch_norm binary_cross_entropy binary_cross_entropy_with_logits conv1d cross_entropy dropout embedding
         hardshrink
-        gaussian_nll_loss huber_loss l1_loss layer_norm linear max_pool1d mse_loss one_hot poisson_nll_loss
+        gaussian_nll_loss group_norm huber_loss l1_loss layer_norm linear max_pool1d mse_loss one_hot poisson_nll_loss
         relu relu_ scaled_dot_product_attention smooth_l1_loss softplus"""),
     **_inline("nn.init.html", "torch.nn.init", "kaiming_normal_ normal_ orthogonal_ zeros_"),
     **_generated("torch.nn.attention", "sdpa_kernel SDPBackend"),
