@@ -323,8 +323,8 @@ def accumulation():
             "split a batch into `k` micro-batches and get the full batch's gradient.\n\n"
             "The graph is the one of [Hand trace](" + SITE + "part1/hand-trace/): "
             "`L = (w*x + b)**2` at `x = 2, w = 3, b = 1`, where `dL/dw = 28`. "
-            "[Forks](" + SITE + "part1/forks/) shows why a fork and a second backward call add "
-            "up through the same `+=`.\n\n" + HOW),
+            "[Forks](" + SITE + "part1/forks/) shows why a fork and a second backward call give "
+            "the same sum.\n\n" + HOW),
         new_markdown_cell("## Starter\n\nPart A reads the source's instructions literally; part B "
                           "accumulates gradients over micro-batches."),
         new_code_cell("import torch.nn.functional as F\n"

@@ -6,8 +6,8 @@
 
     backward(grad_y (..., D), x, a) -> (grad_x (..., D), grad_a (D,))
 
-The forward is the operator ``autograd_book_workshop::swish``, made with
-``torch.library.custom_op``: its body runs with autograd off, so autograd knows its gradient
+This module's forward is the operator ``autograd_book_workshop::swish`` (a notebook defines its
+own, under another name), made with ``torch.library.custom_op``: its body runs with autograd off, so autograd knows its gradient
 only through ``register_autograd``. ``register(op, backward)`` makes a ``backward(grad_y, x, a)``
 the formula of ``op``; the check ``opcheck`` registers yours on a fresh copy of the operator and
 runs ``torch.library.opcheck`` on it, which compiles your backward as ``torch.compile`` would.

@@ -26,7 +26,7 @@ def forward(x):
 def backward(grad_y, x):
     m = x.max(dim=-1, keepdim=True).values                # (..., 1)
     m = m.masked_fill(~torch.isfinite(m), 0.0)            # as in forward
-    e = (x - m).exp()                                     # (..., D), at most 1
+    e = (x - m).exp()                                     # (..., D), at most 1 if m is finite
     p = e / e.sum(dim=-1, keepdim=True)                   # (..., D), softmax: dy/dx
     return (p * grad_y[..., None],)                       # (..., D): each row scaled by its grad_y
 # --8<-- [end:backward]
