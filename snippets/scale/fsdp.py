@@ -244,21 +244,25 @@ def tour(rank, world_size):
 
 
 # --8<-- [start:mixed_error]
-def edit_gradient_with_a_tensor(rank, world_size):
-    """A gradient mask of the weight's full shape, applied to the sharded gradient."""
+def _first_weight_gradient(rank, world_size):
+    """One backward of the sharded model: the mesh, and this rank's shard of the first
+    Linear's weight gradient (a DTensor of global shape (5, 4))."""
     mesh = init_device_mesh("cpu", (world_size,))
     model = shard_model(make_model(), mesh)
     loss_fn(model, shard(rank, world_size)).backward()
+    return mesh, model[0].weight.grad
+
+
+def edit_gradient_with_a_tensor(rank, world_size):
+    """A gradient mask of the weight's full shape, applied to the sharded gradient."""
+    mesh, grad = _first_weight_gradient(rank, world_size)
     mask = torch.ones(5, 4, dtype=torch.float64)      # (5, 4), a plain tensor
-    model[0].weight.grad.mul_(mask)
+    grad.mul_(mask)
 
 
 def edit_gradient_with_a_dtensor(rank, world_size):
     """The same mask, first distributed as the gradient is: this rank's rows of it."""
-    mesh = init_device_mesh("cpu", (world_size,))
-    model = shard_model(make_model(), mesh)
-    loss_fn(model, shard(rank, world_size)).backward()
-    grad = model[0].weight.grad
+    mesh, grad = _first_weight_gradient(rank, world_size)
     mask = distribute_tensor(torch.ones(5, 4, dtype=torch.float64), mesh, grad.placements)
     grad.mul_(mask)                                   # DTensor * DTensor, shard by shard
     return tuple(mask.to_local().shape)
@@ -267,10 +271,7 @@ def edit_gradient_with_a_dtensor(rank, world_size):
 def scale_gradient_with_one_element(rank, world_size):
     """A one-element plain tensor times the sharded gradient: whether each rank's rows came out
     halved."""
-    mesh = init_device_mesh("cpu", (world_size,))
-    model = shard_model(make_model(), mesh)
-    loss_fn(model, shard(rank, world_size)).backward()
-    grad = model[0].weight.grad
+    mesh, grad = _first_weight_gradient(rank, world_size)
     before = grad.to_local().clone()                  # this rank's rows
     grad.mul_(torch.tensor(0.5, dtype=torch.float64))  # a plain tensor of one element
     return torch.equal(grad.to_local(), before * 0.5)
