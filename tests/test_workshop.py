@@ -457,7 +457,7 @@ def test_list_and_bad_usage_messages(capsys, tmp_path):
     with pytest.raises(TypeError, match=r"seed must be an int >= 0 and < 2\*\*64"):
         check("linear", get_task("linear").backward, seed=2 ** 64)
     assert check("linear", get_task("linear").backward, seed=2 ** 64 - 1).passed  # torch's largest seed
-    assert "--hint must be 1 or more" in usage_error(["check", "linear", "--hint", "-2"], capsys)
+    assert "--hint must be 0 or more" in usage_error(["check", "linear", "--hint", "-2"], capsys)
     assert "TASK" in usage_error(["check"], capsys)
 
 

@@ -19,7 +19,7 @@ import torch
 from snippets.finite_diff import central_difference
 from snippets.two_layer import forward, make_tensors
 
-TOLERANCE = 1e-6  # float64 with h = 1e-6 reaches about 1e-9 here; float32 about 1e-3
+TOLERANCE = 1e-6  # here float64 with h = 1e-6 stays below 1e-7 (3e-8 at most over W1); float32 reaches 1
 
 
 def relative_error(a, n):

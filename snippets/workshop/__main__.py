@@ -54,7 +54,7 @@ def main(argv=None):
     if args.seed is not None and args.seed < 0:
         p.error(f"--seed must be an int >= 0, got {args.seed}")
     if args.hint < 0:
-        p.error(f"--hint must be 1 or more (1 for the first hint), got {args.hint}")
+        p.error(f"--hint must be 0 or more (1 for the first hint, 0 for none), got {args.hint}")
     path = starter_path(args.task) if args.starter else args.file
     who = "the reference solution" if path is None else ("the starter" if args.starter else str(path))
     seed = args.seed

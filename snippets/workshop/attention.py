@@ -81,6 +81,6 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
     "grad_k": ["the scores multiply q by the transpose of k: how does that transpose show up in k's gradient?",
                "the same grad_S as for q, transposed; the scale 1/sqrt(d) comes back",
                "with T = 1, grad_k is 0; the rows of grad_S sum to 0, so grad_k summed over positions is 0 "
-               "when q is the same at every position",
+               "for any q",
                "grad_k = grad_S^T @ q / sqrt(d)"],
 }

@@ -73,7 +73,7 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
         "statistics every row is normalised with",
         "name g the gradient at xhat (grad_y times weight); the path through the mean subtracts the batch "
         "mean of g, the path through the variance subtracts a term along xhat",
-        "each column of grad_x sums to 0 over the batch, and so does each column of grad_x * xhat",
+        "each column of grad_x sums to 0 over the batch, and so does each column of grad_x * xhat (eps aside)",
         "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the batch (dimension 0)",
     ],
     "grad_weight": ["weight (C,) is used by every row of the batch: a sum or a mean over the rows?",

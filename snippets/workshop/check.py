@@ -8,7 +8,7 @@ stops at the first failure:
 
     forward    the output against torch's, on every case
     backward   each gradient against torch autograd's, with a random upstream gradient
-    stability  (softmax_ce, logsumexp) float32 inputs of size 1e3: finite, equal to torch's
+    stability  (softmax_ce, logsumexp, custom_op) float32 inputs of size 1e3: finite, equal to torch's
     ...        a task's EXTRA_CHECKS, ((name, fn),): fn(backward) runs where the reader's code
                runs, unguarded, and returns the ok line's text or raises Mismatch
 
@@ -222,7 +222,8 @@ def _as_tuple(grads, names, case):
 def _noncontiguous(t):
     """``t``'s values in a non-contiguous tensor: its dimensions stored in reverse order, every
     other element of a buffer twice as long, the others NaN (or -1 for an integer tensor). So
-    ``t.view(-1)`` raises, as it does for a transposed tensor. A 0-d tensor is returned as it is."""
+    ``t.view(-1)`` raises, as it does for a transposed matrix, whenever two or more dimensions
+    have a size above 1 (a 1-d tensor still views). A 0-d tensor is returned as it is."""
     if not isinstance(t, torch.Tensor) or t.dim() == 0:
         return t
     rev = list(range(t.dim()))[::-1]
@@ -858,8 +859,9 @@ def _task_module(task, where):
 
 
 def _instructions(code):
-    """``code``'s instructions as (operation, argument): an attribute that is called may be compiled
-    as LOAD_METHOD or LOAD_ATTR (a notebook kernel and a plain module differ), so both read alike."""
+    """``code``'s instructions as (operation, argument): an attribute that is called is compiled as
+    LOAD_METHOD by Python 3.11 and as LOAD_ATTR by 3.12 and later, and a reader's copy of a forward
+    (a notebook's) need not come from the compiler the task's did, so both read alike."""
     import dis
 
     return [("LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname, i.argval) for i in dis.get_instructions(code)]

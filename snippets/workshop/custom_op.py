@@ -153,8 +153,10 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
                   "write the derivative of the sigmoid with the sigmoid itself, which stays in [0, 1]",
                   "at a * x = -3000 the sigmoid is 0 and its derivative 0: grad_x there is 0, not nan",
                   "ds = s * (1 - s) with s = torch.sigmoid(a * x), never exp(-a * x) itself"],
-    "opcheck": ["opcheck compiles your backward: every step must be a torch operation on tensors",
-                "no .item(), .tolist(), .numpy() or Python if on a tensor's value inside backward",
-                "run your backward under torch.compile(backward, backend=\"aot_eager\") on small tensors: it must not break",
+    "opcheck": ["opcheck traces your backward as torch.compile does, with fake tensors: every step must be a torch "
+                "operation on tensors",
+                "a fake tensor has a shape and a dtype but no values: no .numpy(), .tolist() or Python if on a "
+                "tensor's value inside backward",
+                "the backward check passed, so the formula is right: only how it is computed must change",
                 "build grad_x and grad_a from torch operations on grad_y, x and a only"],
 }
