@@ -23,7 +23,7 @@ def grad_at(fn, point):
         raise TypeError(f"point must be a float or a list of floats, got {type(point).__name__}")
     x = torch.tensor(point, dtype=torch.float64, requires_grad=True)
     if not torch.isfinite(x).all():
-        raise ValueError(f"point must be finite, got {point}: a gradient at NaN or inf is NaN")
+        raise ValueError(f"point must be finite, got {point}: pass finite floats, such as the x of a kink")
     y = fn(x)
     if not isinstance(y, torch.Tensor):
         raise TypeError(f"fn must return a tensor, got {type(y).__name__}: use torch ops on x")
@@ -38,7 +38,7 @@ def complex_grad_by_parts(loss, z):
     if not callable(loss):
         raise TypeError(f"loss must be a function of z returning a real scalar, got {type(loss).__name__}")
     if not torch.isfinite(z).all():
-        raise ValueError("z holds NaN or inf: the gradient at such a point is NaN; pass a finite z")
+        raise ValueError("z holds NaN or inf: pass a finite z")
     x = z.real.detach().clone().requires_grad_(True)
     y = z.imag.detach().clone().requires_grad_(True)
     L = loss(torch.complex(x, y))

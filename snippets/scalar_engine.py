@@ -198,13 +198,13 @@ def _div(x, y):
 def div(self, other):  # not self * other ** -1: 1e-310 ** -1 overflows, 1e-10 / 1e-310 does not
     other = as_value(other)
     out = Value(_div(self.data, other.data), (self, other), "/")
-    # d(s/o)/ds = 1/o; d(s/o)/do = -s/o**2, computed as torch does, -(s/o)/o: -0.0 at s = 0
+    # d(s/o)/ds = 1/o; d(s/o)/do = -s/o**2, computed as torch does, -(s/o)/o
     out._backward = lambda: ((self, _div(out.grad, other.data)), (other, -out.grad * _div(out.data, other.data)))
     return out
 
 
 Value.__truediv__ = div  # a / b, a / 2
-Value.__rtruediv__ = lambda self, other: as_value(other) * self ** -1  # 2 / a = 2 * a**-1, as torch's
+Value.__rtruediv__ = lambda self, other: as_value(other) * self ** -1  # 2 / a = 2 * a**-1
 # --8<-- [end:derived]
 
 

@@ -22,7 +22,9 @@ small network. Float64 throughout; no GPU, no dtype other than float64.
 
 At 0, -0.0, +-inf and NaN every op returns torch's value and gradient (``x ** 0`` has
 gradient 0 at 0; ``logsumexp`` of a row of -inf is -inf; relu passes the gradient of a NaN),
-and, like torch, prints no NumPy warning for them.
+and, like torch, prints no NumPy warning for them; except for the sign of a zero (a gradient
+is added into zeros, so it is never -0.0, and ``relu(-0.0)`` is 0.0, where torch gives -0.0)
+and ``x ** -0.5`` at -0.0 and -inf (C's ``pow``: +inf and 0, where torch gives -inf and NaN).
 """
 
 # --8<-- [start:core]
@@ -32,7 +34,7 @@ import numpy as np
 
 from snippets.scalar_engine import topological_order  # the same walk: anything with ._inputs
 
-_grad_enabled = True  # process-wide recording switch, like torch.is_grad_enabled()
+_grad_enabled = True  # the recording switch, for the whole process (torch's grad mode is per thread)
 _quiet = np.errstate(all="ignore")  # 1/0 = inf and 0 * inf = NaN, as in torch, without a NumPy warning
 
 
@@ -219,7 +221,7 @@ Tensor.__neg__ = lambda a: a * -1.0                          # -a = a * (-1)
 Tensor.__sub__ = lambda a, b: a + (-tensor(b))               # a - b = a + (-b)
 Tensor.__rsub__ = lambda a, b: tensor(b) + (-a)
 Tensor.__truediv__ = div
-Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0     # 2 / t = 2 * t^-1, as torch's
+Tensor.__rtruediv__ = lambda a, b: tensor(b) * a ** -1.0     # 2 / t = 2 * t^-1
 # --8<-- [end:arithmetic]
 
 

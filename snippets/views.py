@@ -8,8 +8,8 @@ of its storage (counted in elements, not bytes). A view is a second (shape, stri
 over the same storage; a copy has a storage of its own.
 
 Invariants: ``element_offsets(t)`` has ``t``'s shape, and indexing the flat storage with it
-gives back ``t``'s values. ``shares_storage(a, b)`` is True exactly when ``a`` and ``b`` read
-the same storage (writes through one are seen through the other).
+gives back ``t``'s values. ``shares_storage(a, b)`` is True when ``a`` and ``b`` are over one
+storage (a write through one is seen through the other where their elements overlap).
 """
 
 import torch
@@ -35,8 +35,9 @@ def describe(t):
 def shares_storage(a, b):
     """True if ``a`` and ``b`` read the same storage (one is a view of the other, or both of one base).
 
-    Compares the start address of the two storages. Tensors with no elements own no memory
-    to share: for them the answer is False.
+    Compares the start address of the two storages. A storage of no bytes (``torch.empty(0)``'s)
+    has no memory to share: for it the answer is False (an empty view of a tensor, ``x[:0]``,
+    is still over ``x``'s storage: True).
     """
     _check_tensor(a, "a")
     _check_tensor(b, "b")

@@ -82,6 +82,11 @@ def test_empty_tensors_share_nothing():
     assert not shares_storage(torch.empty(0), torch.empty(0))
 
 
+def test_an_empty_view_is_still_over_its_base_storage():
+    x = torch.arange(6.0)
+    assert x[:0].numel() == 0 and shares_storage(x[:0], x)
+
+
 @pytest.mark.parametrize("fn", [describe, element_offsets])
 def test_non_tensor_and_sparse_inputs_are_rejected(fn):
     with pytest.raises(TypeError, match="expected a torch.Tensor, got list"):
