@@ -71,8 +71,9 @@ def check_function(fn, *inputs):
 
     ``fn`` is a callable such as ``Square.apply``. ``inputs`` are passed as they are:
     tensors (every floating-point one must be float64) and plain values such as an int
-    exponent. At least one tensor must require grad. A wrong backward raises
-    ``torch.autograd.gradcheck.GradcheckError`` with the numerical and analytical Jacobians.
+    exponent. At least one tensor must require grad. A wrong backward raises ``GradcheckError``
+    (a RuntimeError; ``from torch.autograd.gradcheck import GradcheckError``) with the numerical
+    and analytical Jacobians.
     """
     if isinstance(fn, type) and issubclass(fn, torch.autograd.Function):
         raise TypeError(f"pass {fn.__name__}.apply, not the class: a Function is called through .apply")

@@ -4,7 +4,7 @@
 default generator (which also seeds CUDA generators when CUDA is present).
 ``seed_worker`` and ``loader_generator`` make DataLoader workers reproducible.
 ``run_twice(train, seed)`` runs a training function twice from the same seed and returns the
-largest absolute difference between the two runs' tensors: 0.0 means bitwise identical.
+largest absolute difference between the two runs' tensors: 0.0 means equal element for element.
 
 Invariant: ``run_twice`` and ``deterministic_algorithms`` leave the process as they found it
 (RNG states of random, NumPy and torch; the deterministic-algorithms flags; the
@@ -81,8 +81,9 @@ def run_twice(train, seed):
     """Seed, run ``train()``, seed again, run it again; return the max abs difference.
 
     ``train`` takes no argument and returns a list of tensors (e.g. the trained parameters).
-    The result is a float: 0.0 when the two runs agree bit for bit, nan if a run produced
-    a NaN. RNG states are restored afterwards.
+    The result is a float: 0.0 when the two runs agree element for element (an infinity in
+    both agrees; 0.0 and -0.0 count as equal), nan if a run produced a NaN. RNG states are
+    restored afterwards.
     """
     if not callable(train):
         raise TypeError(f"train must be a function of no arguments; got {type(train).__name__}")
@@ -97,6 +98,7 @@ def run_twice(train, seed):
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")
-    diffs = [(a.double() - b.double()).abs().max().item() for a, b in zip(first, second)]
+    diffs = [torch.where(a == b, 0.0, (a.double() - b.double()).abs()).max().item() if a.numel() else 0.0
+             for a, b in zip(first, second)]                # inf - inf is NaN: equal elements give 0
     return float("nan") if any(d != d for d in diffs) else max(diffs)
 # --8<-- [end:run_twice]

@@ -102,7 +102,8 @@ def table(norms):
 def xychart(norms, title, key="out"):
     """Mermaid xychart source: log10 of each layer's ``key`` norm (2 decimals), input layer first.
 
-    The y axis runs from one decade below the smallest value to the largest (or 0); the
+    The y axis runs from the power of ten below the smallest value's (1 to 2 decades below
+    it) to the largest (or 0); the
     bars are the site's accent colour on a transparent background, readable on the light and
     the dark theme.
 
@@ -124,8 +125,8 @@ def xychart(norms, title, key="out"):
             raise ValueError(f"layer {name!r}: norm {n[key]} has no finite log10; use table() for it")
         values.append(round(math.log10(n[key]), 2))
     labels = ", ".join(f'"{name}"' for name in norms)
-    # bars grow from the bottom of the axis: start it one decade below the smallest value,
-    # so the smallest gradient still shows as a (short) bar
+    # bars grow from the bottom of the axis: start it a whole decade below the smallest value's
+    # floor, so the smallest gradient still shows as a bar
     low, high = math.floor(min(values)) - 1, max(0, math.ceil(max(values)))
     return "\n".join([
         "---",

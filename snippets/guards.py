@@ -101,9 +101,10 @@ def assert_finite(tensor, what="tensor"):
     if bad.any():
         nans, infs = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
         first = tuple(bad.nonzero()[0].tolist())  # index of the first non-finite element
+        how = ("a backward that returns NaN is named by torch.autograd.detect_anomaly()" if nans else
+               "torch.autograd.detect_anomaly() flags NaN only: look for an operation that overflows")
         raise GuardError(
-            f"{what} has {nans} NaN and {infs} inf of {t.numel()} values, the first at index "
-            f"{first}: find the operation that made them with torch.autograd.detect_anomaly()"
+            f"{what} has {nans} NaN and {infs} inf of {t.numel()} values, the first at index {first}: {how}"
         )
 
 

@@ -22,8 +22,9 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     Refused before any forward, for k > 1: a model with a BatchNorm layer that normalises with
     its batch's statistics (training mode, or no running statistics), since each micro-batch
     would get its own mean and variance. Checked at the end: loss_fn on all N predictions
-    gives that same mean (a sum-reduced loss, a class-weighted or ignore_index mean, or a
-    target that broadcasts against the prediction, does not; .grad is then cleared).
+    gives that same mean (a sum-reduced loss, a class-weighted or ignore_index mean, a
+    micro-batch whose targets are all ignored, whose mean is nan, or a target that broadcasts
+    against the prediction, does not; .grad is then cleared).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
@@ -67,13 +68,15 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         predictions.append(prediction.detach())
     with torch.no_grad():
         whole = loss_fn(torch.cat(predictions), targets).item()  # the full batch's loss
-    if math.isfinite(total) and not math.isclose(total, whole, rel_tol=1e-4, abs_tol=1e-8):
+    # a nan in both is the model's own (the guards name it); a nan in one of them is a mismatch
+    if (math.isfinite(total) or math.isfinite(whole)) and not math.isclose(total, whole, rel_tol=1e-4, abs_tol=1e-8):
         model.zero_grad(set_to_none=True)
         if math.isclose(whole, k * total, rel_tol=1e-4):
             why = "loss_fn sums over its rows: pass a mean loss (reduction='mean', the default)"
         elif not y_mb.is_floating_point() and y_mb.shape == predictions[0].shape[:1] + predictions[0].shape[2:]:
             why = ("loss_fn weights its rows (class weights or ignore_index, with class-index targets): its mean "
-                   "divides by the total weight of each micro-batch's targets, which differs between micro-batches; "
+                   "divides by the total weight of each micro-batch's targets, which differs between micro-batches "
+                   "(and is 0, a mean of nan, when every target of one is ignored); "
                    "accumulate by hand: each micro-batch's reduction='sum' loss divided by the full batch's total weight")
         elif predictions[0].shape != y_mb.shape:
             why = (f"the target {tuple(y_mb.shape)} broadcasts against the prediction "

@@ -1,6 +1,7 @@
 """Tests of snippets/determinism.py: reproducibility checked by rerunning, global state
 checked before and after."""
 
+import math
 import random
 
 import numpy as np
@@ -51,6 +52,14 @@ def test_run_twice_sees_an_unseeded_source():
         return [torch.full((2,), float(next(counter)))]
 
     assert run_twice(leaky, 0) == 1.0
+
+
+def test_run_twice_compares_infinities_nans_and_empty_tensors_as_values():
+    # an overflow that both runs reach is a repeat, not a difference (inf - inf would be NaN)
+    assert run_twice(lambda: [torch.tensor([float("inf"), -float("inf"), 1.0])], 0) == 0.0
+    assert math.isnan(run_twice(lambda: [torch.tensor([float("nan")])], 0))
+    assert run_twice(lambda: [torch.empty(0), torch.ones(2)], 0) == 0.0
+    assert run_twice(lambda: [torch.tensor([float("inf"), torch.rand(()).item()])], 0) == 0.0
 
 
 def test_run_twice_checks_its_input():

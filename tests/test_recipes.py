@@ -100,6 +100,15 @@ def test_a_batchnorm_model_is_refused_before_any_forward():
     assert torch.equal(bn.running_mean, before[0]) and torch.equal(bn.num_batches_tracked, before[1])
 
 
+def test_a_micro_batch_whose_targets_are_all_ignored_is_refused_not_returned_as_nan():
+    model = make_model()
+    x, y = torch.randn(8, 3, dtype=torch.float64), torch.tensor([0, 0, 0, 0, 1, 0, 1, 1])
+    loss_fn = torch.nn.CrossEntropyLoss(ignore_index=0)  # the first half: every target ignored
+    with pytest.raises(ValueError, match=r"the mean of its 2 micro-batch losses nan: loss_fn weights its rows"):
+        accumulate_gradients(model, loss_fn, x, y, 2)
+    assert all(p.grad is None for p in model.parameters())  # cleared, not left half-accumulated
+
+
 @pytest.mark.parametrize("loss_fn", [torch.nn.CrossEntropyLoss(ignore_index=2),
                                      torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0, 3.0, 0.5], dtype=torch.float64))],
                          ids=["ignore_index", "class weights"])
