@@ -4,7 +4,8 @@
 on them in ``dtype``, runs ``fn`` (or ``reference``) on the *same rounded values* in float64,
 and returns ``max |out - ref| / max |ref|``: the error the op adds, not the error of rounding
 its inputs; ``inf`` if ``fn`` overflows in ``dtype``, ``nan`` if the reference itself is not
-finite (a NaN or inf input: there is no error to measure).
+finite (a NaN or inf input, an input beyond ``dtype``'s range, or ``fn`` not finite there even
+in float64, as log at 0 or exp at 800: there is no error to measure).
 
 ``tolerance(dtype, n)`` is the bound that error is held to:
 
@@ -52,7 +53,7 @@ def relative_error(fn, *inputs, dtype, reference=None):
         raise TypeError(f"fn returned {out.dtype} for {dtype} inputs; it must compute in the inputs' dtype")
     if out.shape != ref.shape:
         raise ValueError(f"fn gives shape {tuple(out.shape)}, the reference {tuple(ref.shape)}")
-    if not torch.isfinite(ref).all():  # a NaN or inf input, or one beyond dtype's range
+    if not torch.isfinite(ref).all():  # a NaN or inf input, one beyond dtype's range, or fn not finite there
         return math.nan
     scale = ref.abs().max().item()
     if scale == 0:
@@ -74,7 +75,7 @@ def assert_close_to_reference(fn, *inputs, dtype, n, reference=None, k=2.0):
     if math.isnan(err):
         raise AssertionError(
             f"{name} in {dtype}: the float64 reference is not finite, so no error can be measured: "
-            f"pass finite inputs within {dtype}'s range (|x| <= {torch.finfo(dtype).max:.3g})"
+            f"pass inputs within {dtype}'s range (|x| <= {torch.finfo(dtype).max:.3g}) where {name} is finite in float64"
         )
     if not err <= tol:
         eps = torch.finfo(dtype).eps

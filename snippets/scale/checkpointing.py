@@ -94,7 +94,7 @@ def _check(model, x, mode):
         raise ValueError(f"mode must be one of {', '.join(repr(m) for m in MODES)}; got {mode!r}")
     if mode == "reentrant" and not x.requires_grad:
         raise ValueError("the reentrant variant builds no graph through a segment whose inputs do not require "
-                         "grad, so the first block would get no gradient: pass x.requires_grad_(), or use "
-                         "mode='non-reentrant'")
+                         "grad, and every block here is a segment, so no block would get a gradient: pass "
+                         "x.requires_grad_(), or use mode='non-reentrant'")
     if not any(p.requires_grad for p in model.parameters()) and not x.requires_grad:
         raise ValueError("nothing requires grad (no parameter, not x): there is no backward to measure")

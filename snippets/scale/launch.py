@@ -7,9 +7,10 @@ once never meet), waits at a barrier until every rank has joined, calls
 started by multiprocessing's ``forkserver`` (``spawn`` where the platform has no forkserver):
 the server imports torch once, at the first call, and each rank is a fork of it, so a rank
 starts in a fraction of a second instead of importing torch anew. ``run_ranks`` returns those
-values as a list, by rank. ``fn`` must be importable by its module and name (a function at
-module level, as both start methods require), and what it returns must be picklable (tensors,
-numbers, strings, lists and dicts of them).
+values as a list, by rank. ``fn`` must be a function at the top level of a module a new process
+imports by name, not of ``__main__`` (a notebook's or the REPL's main module cannot be imported
+at all, so every ``__main__`` function is refused), and what it returns must be picklable
+(tensors, numbers, strings, lists and dicts of them).
 
 A rank that raises makes ``run_ranks`` raise that exception, of its type, with a note naming
 the rank (the lowest rank that raised). A job that does not finish within ``timeout`` seconds,
@@ -115,7 +116,9 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
     a process of its own joined to the others by a gloo process group (see the module's doc)."""
     if not callable(fn) or "<locals>" in getattr(fn, "__qualname__", "<locals>") or getattr(fn, "__module__", "__main__") == "__main__":
         raise TypeError(f"fn must be a function defined at the top level of an importable module, such as "
-                        f"snippets.scale.ddp.construction_and_average; got {fn!r}, which a new process cannot import")
+                        f"snippets.scale.ddp.construction_and_average; got {fn!r}: a nested function, a lambda and a "
+                        f"function of __main__ (a notebook's or the REPL's cannot be imported by a new process) "
+                        f"are refused; put it in a module and import it")
     if isinstance(world_size, bool) or not isinstance(world_size, int) or not 1 <= world_size <= 8:
         raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
     if not isinstance(args, tuple):
