@@ -2,8 +2,9 @@
 
 A ``torch.autograd.Function`` is called through its class: ``Square.apply(x)``. ``forward``
 computes the output and stores in ``ctx`` what ``backward`` needs; ``backward`` receives
-one upstream gradient per output and returns exactly one gradient per input of ``forward``,
-``None`` for an input that is not a tensor requiring grad. Both methods are static.
+one upstream gradient per output and returns one gradient per input of ``forward``, ``None``
+for an input that is not a tensor requiring grad (extra trailing ``None``s are accepted too).
+Both methods are static.
 
 Invariant of every Function here: each gradient has the shape of its input, and the
 backward is built from differentiable torch operations on saved tensors, so the Function
@@ -42,7 +43,11 @@ class ScaledPow(torch.autograd.Function):
     def forward(ctx, x, s, p):
         if not isinstance(p, int) or isinstance(p, bool) or p < 1:
             raise ValueError(f"p must be a Python int >= 1, got {p!r}; for p = 0 the output is just s")
-        if torch.broadcast_shapes(x.shape, s.shape) != x.shape:
+        try:
+            joint = torch.broadcast_shapes(x.shape, s.shape)
+        except RuntimeError:  # the sizes cannot broadcast at all
+            joint = None
+        if joint != x.shape:
             raise ValueError(
                 f"s of shape {tuple(s.shape)} must broadcast to x's shape {tuple(x.shape)}; "
                 "pass a 0-d scale or one of x's shape"

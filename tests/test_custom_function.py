@@ -84,9 +84,10 @@ def test_scaled_pow_rejects_an_exponent_that_is_not_a_positive_int(p):
         ScaledPow.apply(f64(1.0), f64(1.0), p)
 
 
-def test_scaled_pow_rejects_a_scale_that_does_not_broadcast_to_x():
+@pytest.mark.parametrize("s_shape", [(2, 2), (3,)], ids=["broadcasts beyond x", "does not broadcast"])
+def test_scaled_pow_rejects_a_scale_that_does_not_broadcast_to_x(s_shape):
     with pytest.raises(ValueError, match="must broadcast to x's shape"):
-        ScaledPow.apply(f64(1.0, 2.0), f64(1.0, 2.0, 3.0, 4.0).reshape(2, 2), 2)
+        ScaledPow.apply(f64(1.0, 2.0), torch.ones(s_shape, dtype=torch.float64), 2)
 
 
 def test_check_function_passes_both_functions():
