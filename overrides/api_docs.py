@@ -8,6 +8,9 @@ or by a bare name that means one thing in this book (``gradcheck``, ``no_grad``)
 ignored (``requires_grad_(False)``). A span the author already linked to the PyTorch docs counts
 as the first mention. The links are plain ``<a href>``: nothing is fetched. They point at the
 documentation of the torch version the book is verified on (not ``stable``, which moves).
+A page whose own objects have methods of the same names (Part III's engines: ``backward()``,
+``.grad``, ``no_grad()``) says so in its front matter, ``torch_links: full names``: there only a
+span that names torch itself (``torch.no_grad()``, ``nn.Parameter``) is linked.
 
 ``API`` is the book's one table of where PyTorch documents each API, bookbuild/torch_docs.py
 (read from PyTorch's documentation source for that version); the API index,
@@ -98,8 +101,12 @@ TOKEN = re.compile(
 LINKED_CODE = re.compile(r'<a\b[^>]*href="https://(?:docs\.)?pytorch\.org/[^"]*"[^>]*>\s*<code>([^<]*)</code>', re.S)
 
 
-def resolve(text: str) -> str | None:
-    """The API of ``API`` a code span names, or None."""
+FULL_NAMES = "full names"  # the one value of a page's ``torch_links``
+
+
+def resolve(text: str, full_names_only: bool = False) -> str | None:
+    """The API of ``API`` a code span names, or None; ``full_names_only``: only by a name that
+    starts from torch (no receiver, no bare name)."""
     m = SPAN.match(text.strip())
     if not m:
         return None
@@ -109,6 +116,8 @@ def resolve(text: str) -> str | None:
         return full
     if full in ALIASES:
         return ALIASES[full]
+    if full_names_only:
+        return None
     if receiver.startswith(("torch.", "nn.", "F.", "func.", "autograd.")):
         return None  # a torch function this table does not list
     owner = receiver.rstrip(".").split(".")[-1] if receiver else ""
@@ -129,7 +138,7 @@ def url(api: str) -> str:
     return BASE + API[api]
 
 
-def link_first_mentions(html: str) -> str:
+def link_first_mentions(html: str, full_names_only: bool = False) -> str:
     seen = set()
     for m in LINKED_CODE.finditer(html):
         api = resolve(m.group(1))
@@ -140,7 +149,7 @@ def link_first_mentions(html: str) -> str:
         if m.group("skip"):
             return m.group(0)
         code = m.group("code")
-        api = resolve(code)
+        api = resolve(code, full_names_only)
         if api is None or api in seen:
             return m.group(0)
         seen.add(api)
@@ -150,4 +159,8 @@ def link_first_mentions(html: str) -> str:
 
 
 def on_page_content(html, page, config, files):
-    return link_first_mentions(html)
+    links = page.meta.get("torch_links")
+    if links not in (None, FULL_NAMES):
+        raise ValueError(f"{page.file.src_uri}: torch_links in the front matter must be {FULL_NAMES!r} "
+                         f"(link only spans that name torch); got {links!r}: remove it to link every mention")
+    return link_first_mentions(html, full_names_only=links == FULL_NAMES)

@@ -257,6 +257,27 @@ def test_which_spans_name_an_api(span, api):
     assert api_docs.resolve(span) == api
 
 
+@pytest.mark.parametrize("span, api", [
+    ("torch.no_grad()", "torch.no_grad"), ("nn.Parameter", "torch.nn.Parameter"),
+    ("x.grad", None), ("backward()", None), ("no_grad()", None), ("zero_grad()", None), ("gradcheck", None),
+])
+def test_a_page_of_its_own_engine_links_only_names_that_start_from_torch(span, api):
+    assert api_docs.resolve(span, full_names_only=True) == api
+    html = f"<p><code>{span}</code></p>"
+    assert ("api-doc" in api_docs.link_first_mentions(html, full_names_only=True)) == (api is not None)
+
+
+def test_the_engine_pages_say_so_and_their_built_pages_link_no_engine_method(book):
+    own = [p for p in sorted(DOCS.rglob("*.md"))
+           if re.search(r"\A---\n(?:.*\n)*?torch_links: full names\n(?:.*\n)*?---\n", p.read_text(encoding="utf-8"))]
+    assert {p.relative_to(DOCS).as_posix() for p in own} >= {
+        "part3/scalar-engine.md", "part3/scalar-engine-tested.md", "part3/tensor-engine.md", "part3/tensor-engine-tested.md"}
+    for md in own:
+        html = (book / md.relative_to(DOCS).with_suffix("") / "index.html").read_text(encoding="utf-8")
+        for code in re.findall(r'<a class="api-doc" href="[^"]+" title="[^"]+"><code>([^<]*)</code>', html):
+            assert api_docs.resolve(code, full_names_only=True), (md, code)
+
+
 def test_only_the_first_mention_outside_code_headings_and_links_is_linked():
     html_in = (
         '<h2 id="a"><code>backward()</code></h2>'
