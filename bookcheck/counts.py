@@ -12,7 +12,7 @@ from pathlib import Path
 from . import markers
 from .model import Page
 
-FENCE_COUNTERS = ("run", "verified outputs", "outputs of another torch", "expected errors", "expected warnings",
+FENCE_COUNTERS = ("run", "shell commands", "verified outputs", "outputs of another torch", "expected errors", "expected warnings",
                   "diagrams", "diagrams checked against code", "skipped")
 COUNTERS = FENCE_COUNTERS + tuple(dict.fromkeys(
     c.counter for c in markers.CHECKS if c.counter and c.counter not in FENCE_COUNTERS))
@@ -29,6 +29,7 @@ def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
             reasons.append(f"{b.where}: {b.mark('skip').reason}")
         elif b.kind == "run":
             counts["run"] += 1
+            counts["shell commands"] += b.syntax != "python"  # run by bash (bookcheck.run)
             for name in markers.RUN_MARKS:
                 counter = markers.MARKERS[name].counted_as
                 if counter and b.mark(name) is not None:

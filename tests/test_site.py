@@ -204,7 +204,20 @@ def test_every_page_with_code_carries_a_true_stamp(book):
         assert int(attrs["errors"]) == counts["expected errors"], rel
         text = " ".join(aside.group(2).split())
         assert "torch 2.13.0" in text and "from commit" in text, text
-        assert f"and again on torch {' and '.join(versions.also())} (CPU)" in text, text
+        run, blocks = counts["run"], counts["run"] + counts["skipped"]
+        if counts["skipped"]:
+            assert f"{run} of the {blocks} code blocks on this page {'is' if run == 1 else 'are'} run" in text, text
+        else:
+            assert ("The code block on this page is run" if blocks == 1 else
+                    f"All {blocks} code blocks on this page are run") in text, text
+        # the other torch runs the Python blocks; a shell command runs the book's venv in every run
+        python, others = run - counts["shell commands"], " and ".join(versions.also())
+        if python and counts["shell commands"]:
+            assert f"and its {python} Python block{'' if python == 1 else 's'} again on torch {others} (CPU)" in text, text
+        elif python:
+            assert f"and again on torch {others} (CPU)" in text, text
+        else:
+            assert "again on torch" not in text, text
         if counts["outputs of another torch"]:
             assert f"({counts['outputs of another torch']} also as torch" in text, text
         for reason in reasons:
