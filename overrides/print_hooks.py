@@ -16,6 +16,7 @@ the print stylesheet is docs/assets/css/print.css, the PDF is made by bookbuild/
 
 import re
 import sys
+import urllib.parse
 from pathlib import Path
 
 import jinja2
@@ -61,6 +62,13 @@ def table_code_breaks(page: str) -> str:
     return CELL.sub(cell, page)
 
 
+def public_url(site_url: str | None) -> str:
+    """``site_url`` when it is an address a reader can open, else "" (a build without SITE_URL
+    has mkdocs.yml's local default, http://127.0.0.1:8000/, which the cover does not print)."""
+    host = urllib.parse.urlsplit(site_url or "").hostname or ""
+    return "" if host in ("", "localhost") or host.startswith("127.") else site_url
+
+
 def cover(config) -> str:
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         COVER.read_text(encoding="utf-8"))
@@ -71,7 +79,7 @@ def cover(config) -> str:
         also=list(versions.also()),
         date=facts["date"],
         commit=facts["commit"],
-        site_url=config["site_url"] or "",
+        site_url=public_url(config["site_url"]),
     )
 
 

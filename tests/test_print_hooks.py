@@ -6,6 +6,8 @@ import datetime
 import importlib.util
 import re
 
+import pytest
+
 from bookcheck import ROOT, versions
 
 spec = importlib.util.spec_from_file_location("print_hooks", ROOT / "overrides" / "print_hooks.py")
@@ -42,5 +44,11 @@ def test_cover_states_the_pinned_torch_version_the_date_and_how_to_read():
     assert f"torch {versions.pinned()}" in text
     assert datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d") in text
     assert "How to read this book" in text and "Autograd, verified" in text
-    assert 'href="https://example.org/book/"' in cover
+    assert 'href="https://example.org/book/"' in cover and "Online" in text
     assert cover.startswith('<section id="print-site-cover-page"')
+
+
+@pytest.mark.parametrize("site_url", ["http://127.0.0.1:8000/", "http://localhost:8001/", "", None])
+def test_cover_gives_no_online_address_for_a_local_build(site_url):
+    text = re.sub(r"<[^>]+>", " ", print_hooks.cover({"site_name": "Autograd, verified", "site_url": site_url}))
+    assert "Online" not in text and "127.0.0.1" not in text and "Autograd, verified" in text
