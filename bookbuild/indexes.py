@@ -75,6 +75,7 @@ class Entry:
     type: str
     message: str  # the line the pages show (an error), or the asserted fragment (a warning only)
     messages: list = field(default_factory=list)  # every line or fragment the pages show for it
+    fragments: list = field(default_factory=list)  # those of messages that a warns marker asserts
     where: list = field(default_factory=list)  # Shown
     cause: str = ""
     fix: str = ""
@@ -158,6 +159,8 @@ def errors(pages) -> list[Entry]:
             entry.kind = "error"
         if text not in entry.messages:
             entry.messages.append(text)
+        if kind == "warning" and text not in entry.fragments:
+            entry.fragments.append(text)
         if all((s.path, s.anchor) != (shown.path, shown.anchor) for s in entry.where):
             entry.where.append(shown)
     # A warning's asserted fragment that is a piece of a whole message of its type is that message.
@@ -168,6 +171,7 @@ def errors(pages) -> list[Entry]:
         if wider:
             into = max(wider, key=lambda e: (e.kind == "error", len(e.key)))
             into.messages += [m for m in entry.messages if m not in into.messages]
+            into.fragments += [m for m in entry.fragments if m not in into.fragments]
             into.where += [s for s in entry.where if all((t.path, t.anchor) != (s.path, s.anchor) for t in into.where)]
             del entries[(type_name, key)]
     rows = failure_rows()
@@ -271,12 +275,14 @@ def error_index(page_path: Path, pages) -> str:
         # message is sent to this one (docs/assets/js/search-query.js)
         out += [f"### {e.heading} {{ #{e.anchor} }}", ""]
         plain = f"{e.type}: {explain.drop_tails(_message_of(e.message))}"
+        asserted = list(dict.fromkeys(explain.drop_tails(m) for m in e.fragments))
         lines = list(dict.fromkeys(explain.drop_tails(m) for m in e.messages))
-        printed = [m for m in lines if m != plain]
-        if printed:
-            lead = "The pages print it as" if e.kind == "error" else "The blocks assert that its message contains"
-            out += ([f"{lead} {_code(printed[0])}.", ""] if len(printed) == 1 else
-                    [f"{lead}:", ""] + [f"- {_code(m)}" for m in printed] + [""])
+        printed = [m for m in lines if m != plain and m not in asserted]
+        for lead, shown in (("The pages print it as", printed),
+                            ("The blocks assert that its message contains", [m for m in asserted if m != plain])):
+            if shown:
+                out += ([f"{lead} {_code(shown[0])}.", ""] if len(shown) == 1 else
+                        [f"{lead}:", ""] + [f"- {_code(m)}" for m in shown] + [""])
         tails = list(dict.fromkeys(t.group().strip() for m in e.messages for p, _ in explain.TAILS
                                    for t in [re.search(p, m, re.ASCII)] if t))
         if tails:

@@ -58,7 +58,7 @@ def build_facts(root: Path = ROOT) -> dict:
     from bookcheck import results, versions
 
     commit = _git(root, "rev-parse", "--short=10", "HEAD")
-    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
+    dirty = bool(_git(root, "status", "--porcelain"))  # an untracked page is built too: a local change
     return {
         "commit": (commit + (" with local changes" if dirty else "")) if commit else "unknown (not a git checkout)",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),

@@ -80,6 +80,14 @@ def test_a_site_is_built_once_then_reused_until_something_it_reads_changes(proje
     assert build(project) == 8
 
 
+def test_a_page_not_yet_committed_makes_the_stamps_say_local_changes(project):
+    """The stamps print the commit a site was built from; a new page that git does not track yet
+    is built too, so the commit alone would not hold it."""
+    assert site_build.build_facts(project)["commit"].count(" ") == 0  # the commit alone
+    (project / "docs" / "new.md").write_text("# A new page\n")
+    assert site_build.build_facts(project)["commit"].endswith(" with local changes")
+
+
 def test_a_record_of_passing_runs_of_this_tree_builds_the_site_again(project):
     """The page stamps say "verified" once every test step has passed on exactly these files:
     that record is part of the key."""

@@ -14,7 +14,7 @@
 (function (scope) {
   "use strict";
   // Required in a title, and no title holds it: no result.
-  var NOTHING = "+title:__no_page_of_the_book_shows_this_error__";
+  var NOTHING = "+title:__this_error_is_not_on_the_page_of_errors__";
   var cache = null;
 
   function prepare(data) {
