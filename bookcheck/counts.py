@@ -29,7 +29,7 @@ def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
             reasons.append(f"{b.where}: {b.mark('skip').reason}")
         elif b.kind == "run":
             counts["run"] += 1
-            counts["shell commands"] += b.syntax != "python"  # run by bash (bookcheck.run)
+            counts["shell commands"] += b.shell
             for name in markers.RUN_MARKS:
                 counter = markers.MARKERS[name].counted_as
                 if counter and b.mark(name) is not None:

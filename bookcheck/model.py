@@ -275,6 +275,11 @@ class Block:
     def runnable(self) -> bool:
         return self.syntax in markers.RUN_SYNTAX
 
+    @property
+    def shell(self) -> bool:
+        """A runnable block that is not Python: bash runs it (bookcheck.run)."""
+        return self.runnable and self.syntax != "python"
+
 
 def kind_of(block: Block) -> str:
     """The one classification of a fence (guard, collector, stamp and build use it)."""

@@ -44,7 +44,7 @@ def run_block(block: Block, namespace: dict) -> str:
     Raises HarnessError if it raises or warns other than as its markers declare.
     """
     code = expand_snippets(block.code)
-    if block.syntax != "python":
+    if block.shell:
         return _run_shell(block, code)
 
     raises, warns = block.mark("raises"), block.mark("warns")
@@ -356,7 +356,7 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
         update(block, first.shown)
     else:
         compare_output(block, first.shown)
-    if block.syntax != "python" or first_run_only:
+    if block.shell or first_run_only:
         return  # a shell command runs in its own process: the harness's seed does not reach it
     second = runs.outcome(block, SEEDS[1])
     if second.error:
