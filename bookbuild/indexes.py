@@ -47,11 +47,9 @@ what when where which while who whom why will with would yet you your
 """.split())
 
 
-def title_of(lines: list[str], path: Path) -> str:
-    if lines and lines[0].strip() == "---":  # front matter, whose comments start with "# " too
-        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
-        lines = lines[end + 1:]
-    return next((line[2:].strip() for line in lines if line.startswith("# ")), Path(path).stem)
+def title_of(page: Page) -> str:
+    """A page's title: its first level-1 heading (the page model's), else its file's stem."""
+    return next((h.text for h in page.headings if h.level == 1), page.path.stem)
 
 
 def section_of(page: Page, lineno: int) -> tuple[str, str]:
@@ -138,7 +136,7 @@ def _shows(path: str, text: str) -> list[tuple[str, str, str, Shown]]:
                 continue
             type_name = str(mark.args[0]).rsplit(".", 1)[-1]
             section, anchor = section_of(page, b.lineno)
-            shown = Shown(Path(path), title_of(page.lines, path), section, anchor)
+            shown = Shown(Path(path), title_of(page), section, anchor)
             if kind == "error":
                 shows.append((kind, type_name, _error_line(b, type_name), shown))
             else:
@@ -376,7 +374,7 @@ def packaged(pages, page_path: Path = ERRORS_PAGE) -> str:
     of errors names (kind "named")."""
     import json
 
-    title = title_of(page_path.read_text(encoding="utf-8").splitlines(), page_path)
+    title = title_of(Page.kept(page_path))
     data = [dict(kind=e.kind, type=e.type, types=None if e.kind == "named" else [e.type], message=e.message,
                  messages=e.messages, keys=e.keys,
                  aliases=[dict(message=old, torch=torch) for old, torch in e.aliases],
@@ -415,13 +413,12 @@ def differences(pages) -> list[dict]:
     found = []
     for path in pages:
         page = Page.kept(path)
-        lines = page.lines
         for b in page.blocks:
             for version, other in sorted(b.outputs.items()):
                 heading, anchor = section_of(page, b.lineno)
                 pinned_lines, other_lines = b.expected_output.splitlines(), other.splitlines()
                 diff = [d for d in difflib.ndiff(pinned_lines, other_lines) if d[:1] in "-+"]
-                found.append(dict(path=Path(path), title=title_of(lines, path), lineno=b.lineno, section=heading,
+                found.append(dict(path=Path(path), title=title_of(page), lineno=b.lineno, section=heading,
                                   anchor=anchor, version=version,
                                   was=[d[2:] for d in diff if d[0] == "-"], now=[d[2:] for d in diff if d[0] == "+"]))
     return found

@@ -134,11 +134,6 @@ def _units(page: model.Page):
     """Prose units (paragraphs, list items, table cells) as lists of (line index, text)."""
     lines, prose = page.lines, page.prose
     headings = {h.line for h in page.headings}
-    if lines and lines[0].strip() == "---":  # front matter
-        for i in range(1, len(lines)):
-            if lines[i].strip() == "---":
-                prose[: i + 1] = [False] * (i + 1)
-                break
     in_comment = in_math = in_goals = False
     unit: list = []
     table: list = []

@@ -10,10 +10,12 @@ uses, and every check, the build hooks, the deck, the indexes and the tests read
 - ``blocks``: the code blocks the checks see (Block), each with its output fence;
 - ``tables``: every table after a marker comment of bookcheck.markers.TABLE_MARKERS, with its
   kind, header and rows; ``slots``: the markers of generated slots (a build hook writes the table);
-- ``headings``: every ATX heading outside fences, with the anchor the site's table of contents
-  gives it (Python-Markdown's toc, configured as mkdocs.yml configures it; attr_list's
-  ``{ #id }`` wins), and ``sections``: each heading's span, to the next heading of its level
-  or above.
+- ``front_matter``: how many lines the page's front matter takes (as mkdocs reads it); they are
+  not prose, and nothing in them is a fence, a marker or a heading;
+- ``headings``: every ATX heading outside fences and front matter, with the anchor the site's
+  table of contents gives it (Python-Markdown's toc, configured as mkdocs.yml configures it;
+  attr_list's ``{ #id }`` wins), and ``sections``: each heading's span, to the next heading of
+  its level or above.
 
 A fence closes on a line of the same character, at least as long, and nothing else (as
 pymdownx.superfences closes it). The markers follow pytest-codeblocks' syntax: marker comments
@@ -299,6 +301,17 @@ def kind_of(block: Block) -> str:
 _KEPT: dict[Path, "Page"] = {}  # path -> its model (Page.kept)
 
 
+def _front_matter_lines(text: str) -> int:
+    """How many lines at the top of ``text`` are front matter (mkdocs.utils.meta.get_data, as the
+    build reads a page's meta data): 0 when it has none."""
+    from mkdocs.utils.meta import get_data
+
+    doc, meta = get_data(text)
+    if not meta:
+        return 0
+    return text[: len(text) - len(doc)].count("\n")
+
+
 class Page:
     """One page, read once: ``Page.parse(path)`` or ``Page.from_text(text, path)``."""
 
@@ -312,6 +325,9 @@ class Page:
         self.slots: list[tuple[str, int]] = []  # generated slots: (marker comment, line index)
         self._headings = None
         self._blocks = None
+        # the front matter's lines (YAML between --- lines, as mkdocs reads it): not Markdown, so
+        # not prose, and its comments are not headings; a region of a page (from_lines) has none
+        self.front_matter = _front_matter_lines(text) if lines is None else 0
         self._scan()
 
     @classmethod
@@ -346,7 +362,7 @@ class Page:
     # -- the one scanner ------------------------------------------------------------------
 
     def _scan(self):
-        lines, i = self.lines, 0
+        lines, i = self.lines, self.front_matter
         table_marker = {c: re.compile(r"^\s*<!--\s*" + re.escape(c).replace(r"\ ", r"\s*") + r"\s*-->\s*$")
                         for c in markers.TABLE_MARKERS}
         self._comments: list[tuple[int, str, str]] = []  # (index, "mark" | "codeblocks", text) in prose
@@ -429,8 +445,9 @@ class Page:
 
     @property
     def prose(self) -> list[bool]:
-        """For each line: True when it is prose (not inside a fence, nor a fence's own line)."""
-        outside = [True] * len(self.lines)
+        """For each line: True when it is prose (not front matter, not inside a fence, nor a
+        fence's own line)."""
+        outside = [False] * self.front_matter + [True] * (len(self.lines) - self.front_matter)
         for f in self.fences:
             outside[f.start:f.end + 1] = [False] * (min(f.end, len(self.lines) - 1) - f.start + 1)
         return outside

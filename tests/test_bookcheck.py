@@ -495,6 +495,32 @@ def test_update_outputs_rewrites_exactly_the_edited_block_by_its_span(tmp_path):
     assert check_page(path) == []
 
 
+def test_front_matter_is_not_prose_and_its_comments_are_not_headings(tmp_path):
+    """A page's front matter (YAML between --- lines, as mkdocs reads it) may hold comments that
+    start with "# ": the model neither lists them as headings nor counts them in the stamp, and
+    a page without front matter (a rule, ---, further down) keeps every line."""
+    text = """\
+        ---
+        # links: only names that start from torch
+        torch_links: full names
+        ---
+        # A page
+
+        Every line below the front matter is prose.
+
+        ## Pitfalls
+        """
+    path = page(tmp_path, text)
+    model = Page.parse(path)
+    assert model.front_matter == 4
+    assert [(h.line, h.text) for h in model.headings] == [(4, "A page"), (8, "Pitfalls")]
+    assert model.prose[:5] == [False, False, False, False, True]
+    found, _ = counts.text_counts(path.read_text(encoding="utf-8"), path)
+    assert found["headings with distinct anchors"] == 2
+    plain = Page.parse(page(tmp_path, "# A page\n\n---\n\n## After a rule\n", "plain.md"))
+    assert plain.front_matter == 0 and [h.text for h in plain.headings] == ["A page", "After a rule"]
+
+
 def test_the_registry_dispatches_every_check_and_the_stamp_counts_it(tmp_path):
     """Each entry of bookcheck.markers.CHECKS is called on the nodes of its kind: a table kind
     and the headings check are items of the page, and counted."""

@@ -82,9 +82,8 @@ def title(source: Path) -> str:
     if source.suffix == ".ipynb":
         cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
         text = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
-    else:
-        text = re.sub(r"\A---\n.*?^---\n", "", source.read_text(encoding="utf-8"), flags=re.M | re.S)  # front matter
-    return re.search(r"^# (.+)$", text, re.M).group(1)
+        return re.search(r"^# (.+)$", text, re.M).group(1)
+    return next(h.text for h in Page.parse(source).headings if h.level == 1)
 
 
 def diagrams(source: Path) -> list[tuple[str, str, list[str]]]:
