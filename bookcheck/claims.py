@@ -8,7 +8,9 @@ The prose is every line of a page in docs/ that is not in a fence (code, output,
 not front matter, not an HTML comment, not a heading, not an admonition's or a tab's title,
 not display math, not the list of what a page teaches (the items under "After this page you
 can:", which the page's sections show); each cell of a Markdown table is prose on its own,
-placed at its whole table (a block right after a table is next to every cell).
+placed at its whole table (a block right after a table is next to every cell). A notebook of
+docs/ is read as ``notebook_text`` gives it: its Markdown cells are prose, its code cells run
+blocks (the set-up cell aside), and a sentence is placed at its cell ("notebook, cell N").
 
 A general sentence is
 
@@ -34,6 +36,7 @@ count summary. It reads the pages only (no torch): a second or two for the whole
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import sys
 import tomllib
@@ -99,6 +102,7 @@ class Sentence:
     links: list = field(default_factory=list)  # link targets
     result: str = ""
     how: str = ""  # the block, the link or the review
+    where: str = ""  # "page:line", or "notebook, cell N" (the cell counted from 1)
 
     @property
     def key(self) -> str:
@@ -128,6 +132,12 @@ class ClaimsPage:
     run_lines: list  # (first, last) 0-based line ranges of run blocks, output fence included
     sections: list  # bookcheck.model.Section of each heading (its anchor, level and span)
     section_of: list  # section index of each line (how many headings open at or above it)
+    cell_of: list | None = None  # a notebook: the cell (from 1) of each line of notebook_text
+
+    def place(self, index: int) -> str:
+        """Where line ``index`` (0-based) is, as a reader finds it: page:line, or notebook, cell N."""
+        page = rel(self.path).as_posix()
+        return f"{page}, cell {self.cell_of[index]}" if self.cell_of else f"{page}:{index + 1}"
 
 
 def _units(page: model.Page):
@@ -226,7 +236,35 @@ def _split(unit):
         pos = cut
 
 
+def notebook_text(path: Path, text: str | None = None) -> tuple[str, list[int]]:
+    """A notebook as this scan reads it, and the cell (from 1) of each of its lines: its Markdown
+    cells as written, each code cell as a python fence (the notebooks step runs every code cell
+    and compares its output), cells apart by a blank line. A fence inside a Markdown cell (a
+    reference solution shown folded, a task's signature) is not run there: it is read as text;
+    so is the set-up cell (its first line "# Set-up:"), which installs, imports and prints
+    torch's version and so shows none of the sentences around it."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)["cells"]
+    out, cell_of = [], []
+    for n, cell in enumerate(cells, 1):
+        source = "".join(cell["source"]).splitlines()
+        if cell["cell_type"] == "code":
+            set_up = source[:1] and source[0].startswith("# Set-up:")
+            source = ["```text" if set_up else "```python", *source, "```"]
+        elif cell["cell_type"] == "markdown":
+            openers = {f.start for f in model.Page.from_lines(source, path).fences}
+            source = [re.sub(r"^(\s*(?:`{3,}|~{3,})).*$", r"\1text", line) if i in openers else line
+                      for i, line in enumerate(source)]
+        else:
+            continue
+        out += source + [""]
+        cell_of += [n] * (len(source) + 1)
+    return "\n".join(out), cell_of
+
+
 def read_page(path: Path, text: str | None = None) -> ClaimsPage:
+    cell_of = None
+    if Path(path).suffix == ".ipynb":
+        text, cell_of = notebook_text(path, text)
     page_model = model.Page.parse(path) if text is None else model.Page.from_text(text, path)
     lines = page_model.lines
     run_lines = [(b.fence.start, (b.output_fence or b.fence).end)  # the output fence belongs to the block
@@ -234,6 +272,7 @@ def read_page(path: Path, text: str | None = None) -> ClaimsPage:
     starts = [h.line for h in page_model.headings]
     section_of = [bisect.bisect_right(starts, i) for i in range(len(lines))]
     page = rel(path).as_posix()
+    where = ClaimsPage(Path(path), lines, [], [], [], [], cell_of).place
     sentences = []
     for unit in _units(page_model):
         unit_links = [m.group(2) for m in LINK.finditer("\n".join(text for _, text in unit))]  # a link may wrap
@@ -241,8 +280,8 @@ def read_page(path: Path, text: str | None = None) -> ClaimsPage:
             if not is_general(masked.strip()):
                 continue
             sentences.append(Sentence(page, first + 1, piece, last + 1, section_of[first] if section_of else 0,
-                                      unit_links))
-    return ClaimsPage(Path(path), lines, sentences, run_lines, page_model.sections, section_of)
+                                      unit_links, where=where(first)))
+    return ClaimsPage(Path(path), lines, sentences, run_lines, page_model.sections, section_of, cell_of)
 
 
 def _prose_between(page: ClaimsPage, a: int, b: int) -> int:
@@ -255,10 +294,10 @@ def shown_nearby(page: ClaimsPage, s: Sentence) -> str | None:
     for start, end in page.run_lines:
         if start > last and page.section_of[start] == page.section_of[last] \
                 and _prose_between(page, last, start) <= WINDOW:
-            return f"{s.page}:{start + 1}"
+            return page.place(start)
         if end < first and page.section_of[end] == page.section_of[first] \
                 and _prose_between(page, end, first) <= WINDOW:
-            return f"{s.page}:{start + 1}"
+            return page.place(start)
     return None
 
 
@@ -273,7 +312,7 @@ class Book:
     """Every page of docs/, read once."""
 
     def __init__(self, paths=None):
-        self.paths = sorted(paths) if paths is not None else sorted(DOCS.rglob("*.md"))
+        self.paths = sorted(paths) if paths is not None else sorted([*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")])
         self.pages = {rel(p).as_posix(): read_page(p) for p in self.paths}
 
     def page_for(self, target: str, origin: str):
@@ -281,13 +320,17 @@ class Book:
             return None, None
         target_path, _, anchor = target.partition("#")
         if target_path:
-            resolved = (ROOT / origin).parent / target_path
+            # a page links a page's source (part1/forks.md); a notebook links the site's address
+            # of a page (../../part1/forks/), from its own address (notebooks/<name>/)
+            base = (ROOT / origin).parent
+            if origin.endswith(".ipynb"):
+                base = base / Path(origin).stem
             try:
-                key = rel(resolved.resolve()).as_posix()
+                key = rel((base / target_path).resolve()).as_posix()
             except ValueError:
                 return None, None
-            if key.endswith("/") or not key.endswith(".md"):
-                key = key.rstrip("/") + "/index.md" if not key.endswith(".md") else key
+            if not key.endswith(".md"):
+                key = key + ".md" if key + ".md" in self.pages else key + "/index.md"
         else:
             key = origin
         return self.pages.get(key), anchor
@@ -378,7 +421,7 @@ def main(argv=None) -> int:
     for s in sentences:
         if s.result == "open" or show_all:
             tag = "" if s.result == "open" else f" [{s.result}: {s.how}]"
-            print(f"{s.page}:{s.line}: {s.text}{tag}")
+            print(f"{s.where}: {s.text}{tag}")
     for p in problems:
         print(p)
     print(summary(sentences))

@@ -140,3 +140,35 @@ def test_a_link_resolves_to_the_anchor_of_the_sites_table_of_contents(tmp_path):
     assert not claims.section_has_run_block(page, "again")
     sentences, _ = listing(tmp_path, text)
     assert [(s.result, s.how) for s in sentences] == [("linked", "#sums-products")]
+
+
+def test_a_notebooks_markdown_cells_are_prose_and_its_code_cells_show_them(tmp_path):
+    """A notebook of docs/ is read too: a general sentence of a Markdown cell is placed at its
+    cell, a code cell shows it, a fence inside a Markdown cell and the set-up cell do not, and a
+    link to a page's address on the site (../../page/#anchor, from notebooks/<name>/) counts."""
+    import json
+
+    def notebook(*cells):
+        kinds = {"md": "markdown", "py": "code"}
+        return json.dumps({"cells": [{"cell_type": kinds[k], "source": s, "metadata": {}} for k, s in cells]})
+
+    (tmp_path / "docs" / "notebooks").mkdir(parents=True)
+    (tmp_path / "docs" / "part1").mkdir()
+    target = tmp_path / "docs" / "part1" / "saving.md"
+    target.write_text("# Saving\n\n## Saved tensors\n" + BLOCK, encoding="utf-8")
+    path = tmp_path / "docs" / "notebooks" / "n.ipynb"
+    path.write_text(notebook(
+        ("md", "# A notebook\n\nEvery tensor that a backward needs is saved."),
+        ("py", "# Set-up: torch\nimport torch"),
+        ("md", "## Later\n\nEvery node is freed after backward.\n\n```python\nx = 1\n```"),
+        ("md", "## Linked\n\nNo node is kept, as [saving](../../part1/saving/#saved-tensors) shows."),
+        ("md", "## Shown\n\nEvery cell below runs."),
+        ("py", "print(1)"),
+    ), encoding="utf-8")
+    book = claims.Book([path, target])
+    sentences, problems = claims.classify(book, [])
+    found = [(s.where.rsplit("/", 1)[-1], s.result) for s in sentences if s.page.endswith(".ipynb")]
+    assert found == [("n.ipynb, cell 1", "open"), ("n.ipynb, cell 3", "open"),
+                     ("n.ipynb, cell 4", "linked"), ("n.ipynb, cell 5", "shown")], found
+    shown = next(s for s in sentences if s.result == "shown")
+    assert shown.how.endswith("n.ipynb, cell 6")
