@@ -251,8 +251,8 @@ def notebook_text(path: Path, text: str | None = None) -> tuple[str, list[int]]:
             set_up = source[:1] and source[0].startswith("# Set-up:")
             source = ["```text" if set_up else "```python", *source, "```"]
         elif cell["cell_type"] == "markdown":
-            openers = {f.start for f in model.Page.from_lines(source, path).fences}
-            source = [re.sub(r"^(\s*(?:`{3,}|~{3,})).*$", r"\1text", line) if i in openers else line
+            fences = {f.start: f for f in model.Page.from_lines(source, path).fences}
+            source = [" " * f.indent + f.char * f.width + "text" if (f := fences.get(i)) else line
                       for i, line in enumerate(source)]
         else:
             continue
