@@ -116,10 +116,19 @@ def section_pages(src: str, config) -> str:
     return "\n".join(lines) + "\n"
 
 
+@event_priority(50)  # before Material's search plugin indexes the page (with its title)
 def on_page_context(context, page, config, nav):
     """A notebook page has no Markdown list to describe it: its first paragraph (the exercise's
-    goal) does."""
-    if "description" in page.meta or not page.file.src_uri.endswith(".ipynb") or not page.content:
+    goal) does. A notebook outside the nav (the workshop's) is titled by its first heading, as
+    its page shows it: mkdocs-jupyter's ignore_h1_titles (mkdocs.yml), which keeps the nav's
+    short titles, leaves it its file's name ("W attention") in the header, the browser's tab
+    and search."""
+    if not page.file.src_uri.endswith(".ipynb") or not page.content:
+        return context
+    if page not in nav.pages and (h1 := re.search(r"<h1\b[^>]*>(.*?)</h1>", page.content, re.S)):
+        heading = re.sub(r'<a class="anchor-link".*?</a>', "", h1.group(1), flags=re.S)
+        page.title = " ".join(html.unescape(re.sub(r"<[^>]+>", "", heading)).split())
+    if "description" in page.meta:
         return context
     for para in re.findall(r"<p>(.*?)</p>", page.content, re.S):
         text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", para)).split())

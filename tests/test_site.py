@@ -47,6 +47,26 @@ def test_notebook_page_shows_its_stored_outputs_and_is_downloadable(book):
     assert (book.site / "notebooks" / "first-notebook" / "first-notebook.ipynb").is_file()
 
 
+def test_a_notebook_outside_the_nav_is_titled_by_its_first_heading(book):
+    """The workshop's notebooks are not in the nav: each page's title (the header, the browser's
+    tab, the search result) is its notebook's first heading, not its file's name ("W attention");
+    a notebook in the nav keeps its nav title (mkdocs-jupyter's ignore_h1_titles)."""
+    import json
+
+    index = {d["location"]: d["title"] for d in
+             json.loads((book.site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]}
+    notebooks = sorted((harness.DOCS / "notebooks").glob("w-*.ipynb"))
+    assert len(notebooks) >= 9, notebooks
+    for path in notebooks:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        heading = re.search(r"^# (.+)$", "".join(cells[0]["source"]), re.M).group(1)
+        html = (book.site / "notebooks" / path.stem / "index.html").read_text(encoding="utf-8")
+        assert f"<title>{heading} - " in html, path.stem
+        assert index[f"notebooks/{path.stem}/"] == heading, path.stem
+    html = (book.site / "notebooks" / "02-gradient-check" / "index.html").read_text(encoding="utf-8")
+    assert "<title>2. Gradient check - " in html
+
+
 def test_every_page_works_in_the_browser(inspected):
     assert len(inspected) >= 4, list(inspected)
     problems = site_check.site_problems(inspected)
