@@ -20,6 +20,8 @@ from any shared browser pass:
 - formula_problems: every typeset display formula's box is as tall as the formula; one wider
   than its column scrolls in a keyboard-focusable box with a visible hint, with room before its
   start and after its end (measure_formulas gives the figures).
+- width_problems: with every collapsible open, the page is no wider than the screen (what
+  reaches past its edge outside a scroll region is named).
 - linked_code_gap: in a link whose text is code, the rows of pixels between the lowest ink of the
   code's glyphs (an underscore's) and the link's underline (screenshots of the page).
 - search_results: the pages Material's search lists for a query (typed in the search box);
@@ -532,6 +534,51 @@ def formula_problems(page) -> list[str]:
     return problems
 
 
+# --------------------------------------------------------------------------------------------
+# 2c. The page's width: no wider than the screen, every collapsible open
+# --------------------------------------------------------------------------------------------
+
+# Opens every <details> (a reader opens an answer), then lists the elements that reach past the
+# right edge of the screen outside any scroll region: the outermost of each, its tag, the class
+# of its parent and the start of its text. A scroll region (overflow-x other than visible)
+# contains what it holds; the page's own width is the document's scroll width.
+OPEN_AND_MEASURE_WIDTH = """() => {
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });
+  const width = document.documentElement.clientWidth, candidates = [], found = [];
+  const scrolls = (el) => { for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+    if (getComputedStyle(p).overflowX !== 'visible') return true; } return false; };
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0) continue;
+    // its box reaches past the edge, or its content does (a line of a <pre>, which wraps nothing)
+    const box = r.right > width + 1;
+    if ((box || (getComputedStyle(el).overflowX === 'visible' && el.scrollWidth > el.clientWidth + 1
+                 && r.left + el.scrollWidth > width + 1)) && !scrolls(el)) candidates.push({ el, box });
+  }
+  // the outermost that sticks out: an element whose box does, else the innermost whose content does
+  for (const c of candidates) {
+    if (found.some((f) => f.contains(c.el))) continue;
+    if (!c.box && candidates.some((d) => d.el !== c.el && c.el.contains(d.el))) continue;
+    found.push(c.el);
+  }
+  return { width, scrollWidth: document.documentElement.scrollWidth, out: found.map((el) =>
+    el.tagName.toLowerCase() + ' in ' + el.parentElement.tagName.toLowerCase()
+    + (el.parentElement.className ? '.' + String(el.parentElement.className).split(' ')[0] : '')
+    + ': ' + (el.textContent || '').trim().slice(0, 40)) };
+}"""
+
+
+def width_problems(page) -> list[str]:
+    """The page, with every collapsible open, is no wider than the screen: what sticks out of
+    it, outside any scroll region, is listed. It opens the page's <details>, so it is the last
+    check of a load."""
+    found = page.evaluate(OPEN_AND_MEASURE_WIDTH)
+    if found["scrollWidth"] <= found["width"] + 1 and not found["out"]:
+        return []
+    return [f"{found['scrollWidth']} px wide on a screen of {found['width']} px, its collapsibles open: "
+            + "; ".join(found["out"][:3] or ["no element found outside a scroll region"])]
+
+
 # A link whose text is code, holding an underscore, shown as it is, without its underline, and
 # without its text: the page's own rendering, through screenshots (a PNG read by the browser).
 LINKED_CODE = "a:not(.md-button) > code"
@@ -585,10 +632,11 @@ def axe_after_diagrams(page) -> list[str]:
 def page_checks(page) -> dict[str, list[str]]:
     """Every per-page check, in one load of a settled page (site_check's pass over the site):
     render-blocking scripts, diagrams (revealed, then measured), axe-core, then the bytes loaded
-    (after the diagrams: all of them drawn)."""
+    (after the diagrams: all of them drawn), then the page's width with its collapsibles open."""
     checks = {"blocking": blocking_script_problems(page), "diagrams": diagram_problems(page),
               "formulas": formula_problems(page), "axe": axe_problems(page)}
     checks["first_load"] = first_load_problems(page)
+    checks["width"] = width_problems(page)  # last: it opens every collapsible
     return checks
 
 

@@ -64,6 +64,7 @@ NB_CLIPBOARD = [
     re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy.*?</clipboard-copy>\s*</div>', re.S),
 ]
 NB_CODE = re.compile(r'<div class="highlight-ipynb hl-(\w+)"><pre>(.*?)</pre>', re.S)
+NB_MARKDOWN_CODE = re.compile(r'<div class="highlight"><pre>(.*?)</pre>', re.S)  # a fence in a Markdown cell
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
 
 
@@ -78,7 +79,8 @@ def drop_template_copy_button(output: str) -> str:
 
 
 def code_in_material_markup(output: str) -> str:
-    return NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
+    output = NB_CODE.sub(r'<div class="language-\1 highlight highlight-ipynb"><pre><code>\2</code></pre>', output)
+    return NB_MARKDOWN_CODE.sub(r'<div class="highlight"><pre><code>\1</code></pre>', output)
 
 
 def cell_ids_as_selectors(output: str) -> str:
@@ -119,10 +121,12 @@ NOTEBOOK = [
      "mkdocs-jupyter has no option to leave them out. The cells get Material's copy button "
      "instead (the next rewrite), as on every other page",
      drop_template_copy_button),
-    ("each cell's code in Material's code markup",
+    ("each cell's code, and each fence of a Markdown cell, in Material's code markup",
      "Material's colours, copy button and keyboard-reachable scroll region apply to "
-     "<div class=\"language-x highlight\"><pre><code>; nbconvert writes <pre> without <code>. "
-     "mkdocs-jupyter's highlight_extra_classes adds classes but not the <code> element",
+     "<div class=\"language-x highlight\"><pre><code>; nbconvert writes <pre> without <code>, "
+     "so a long line of a reference solution folded in a Markdown cell made a phone's page "
+     "wider than its screen. mkdocs-jupyter's highlight_extra_classes adds classes but not the "
+     "<code> element",
      code_in_material_markup),
     ("cell ids usable as CSS selectors",
      "nbconvert names each cell id=\"cell-id=<id>\"; Material's copy button addresses the code "

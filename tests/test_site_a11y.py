@@ -309,6 +309,36 @@ def test_every_page_loads_at_most_500_kb_on_a_phone(inspected):
     assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
 
 
+def test_no_page_is_wider_than_a_phone_with_its_collapsibles_open(inspected):
+    """Every page at 390 px, each <details> opened as a reader opens an answer: nothing reaches
+    past the screen's edge outside a scroll region. A notebook's reference solution, folded in a
+    Markdown cell, was a <pre> with no scroll region (overrides/rewrites.py now gives it
+    Material's markup): its page was up to 1,249 px wide once the answer was open."""
+    problems = measured(inspected, "width")
+    assert problems == {}, "\n".join(f"{rel}: {p}" for rel, ps in problems.items() for p in ps)
+
+
+def test_the_width_check_finds_a_long_line_in_a_folded_answer(browser):
+    """site_a11y.width_problems opens the page's collapsibles: a long line of code in one is
+    found; in a scroll region, as Material puts code, it is not."""
+    line = "x = " + " + ".join(["value"] * 40)
+
+    def run(b):
+        context = b.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+        page = context.new_page()
+        found = {}
+        for name, style in (("bare", ""), ("scrolls", "overflow-x: auto")):
+            page.set_content(f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+                             f'<details><summary>Answer</summary><pre style="{style}">{line}</pre></details>')
+            found[name] = site_a11y.width_problems(page)
+        context.close()
+        return found
+
+    found = browser.run(run)
+    assert len(found["bare"]) == 1 and "pre in details: x = value + value" in found["bare"][0], found
+    assert found["scrolls"] == [], found
+
+
 def test_a_page_loads_as_many_bytes_after_other_pages_as_alone(served, browser):
     """part7/ddp uses two of KaTeX's fonts; reference/drills-explain uses KaTeX_AMS too. Loaded
     after it in one tab (as in the site's pass: one renderer, whose memory cache the pages share),
