@@ -1,7 +1,7 @@
 """Every change the build makes to HTML that Material, mkdocs-jupyter (nbconvert) or mermaid2
 wrote, in one place, each with why no documented option does it. overrides/site_hooks.py applies
 them: PAGE to every page (and the 404 page), NOTEBOOK to a notebook's page and to the notebooks
-on the print page.
+on the print page, NOTEBOOK_CONTENT to a notebook's content before Material's search indexes it.
 
 Options checked: Material 9.8 (theme features, the search plugin's lang, separator, pipeline and
 fields; template blocks of its Customization page), mkdocs-jupyter 0.26 (include_source, theme,
@@ -64,7 +64,7 @@ NB_CLIPBOARD = [
     re.compile(r'<div class="zeroclipboard-container">\s*<clipboard-copy.*?</clipboard-copy>\s*</div>', re.S),
 ]
 NB_CODE = re.compile(r'<div class="highlight-ipynb hl-(\w+)"><pre>(.*?)</pre>', re.S)
-NB_MARKDOWN_CODE = re.compile(r'<div class="highlight"><pre>(.*?)</pre>', re.S)  # a fence in a Markdown cell
+NB_MARKDOWN_CODE = re.compile(r'<div class="highlight"><pre>(?!<code>)(.*?)</pre>', re.S)  # a fence in a Markdown cell
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
 
 
@@ -138,6 +138,39 @@ NOTEBOOK = [
      "(#why-zero_grad-every-step); its toc_depth option sets the depth only",
      toc_links_to_headings),
 ]
+
+
+# ------------------------------------------------------------------------------------------
+# A notebook's content, before Material's search plugin indexes it (on_page_content)
+# ------------------------------------------------------------------------------------------
+
+NB_NOT_SEARCHED = re.compile(r'<(a class="anchor-link"|div class="jp-(?:Input|Output)Prompt[^"]*")')
+
+
+def prompts_and_permalinks_not_searched(content: str) -> str:
+    return NB_NOT_SEARCHED.sub(r"<\1 data-search-exclude", content)
+
+
+NOTEBOOK_CONTENT = [
+    ("the template's copy button dropped before the page is indexed",
+     "the rewrite of the same name above runs on the finished page, after Material's search "
+     "plugin has indexed its content: each code cell's search text began with the button's "
+     "\"Copied!\"",
+     drop_template_copy_button),
+    ("prompts and heading permalinks kept out of search",
+     "nbconvert writes a cell's prompt (\"In [1]:\") and a heading's permalink (\"¶\", class "
+     "anchor-link) as text; Material's search leaves out only its own permalinks (class "
+     "headerlink), so notebook results read \"Starter¶\" and \"In [1]: ...\". Material's "
+     "documented data-search-exclude attribute keeps them out",
+     prompts_and_permalinks_not_searched),
+]
+
+
+def notebook_content(content: str) -> str:
+    """A notebook page's content as Material's search reads it (NOTEBOOK_CONTENT)."""
+    for _, _, rewrite in NOTEBOOK_CONTENT:
+        content = rewrite(content)
+    return content
 
 
 def page(output: str) -> str:

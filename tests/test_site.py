@@ -67,6 +67,21 @@ def test_a_notebook_outside_the_nav_is_titled_by_its_first_heading(book):
     assert "<title>2. Gradient check - " in html
 
 
+def test_a_notebooks_search_entries_hold_its_text_only(book):
+    """Material's search indexes a notebook page's content: its headings without nbconvert's
+    permalink (the title read "Starter¶"), its cells without their prompts ("In [1]:") and
+    without the template's copy button ("Copied!"; overrides/rewrites.py, NOTEBOOK_CONTENT)."""
+    import json
+
+    entries = [d for d in json.loads((book.site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+               if d["location"].startswith("notebooks/")]
+    assert len(entries) >= 50, len(entries)
+    for d in entries:
+        assert "\u00b6" not in d["title"], d["title"]
+        assert "Copied!" not in d["text"] and not re.search(r"(In|Out)\s*\[\d*\]:", d["text"]), (d["location"], d["text"][:200])
+    assert any(d["title"] == "Acceptance check" for d in entries)
+
+
 def test_every_page_works_in_the_browser(inspected):
     assert len(inspected) >= 4, list(inspected)
     problems = site_check.site_problems(inspected)
