@@ -1,7 +1,8 @@
 """Every change the build makes to HTML that Material, mkdocs-jupyter (nbconvert) or mermaid2
 wrote, in one place, each with why no documented option does it. overrides/site_hooks.py applies
 them: PAGE to every page (and the 404 page), NOTEBOOK to a notebook's page and to the notebooks
-on the print page, NOTEBOOK_CONTENT to a notebook's content before Material's search indexes it.
+on the print page, NOTEBOOK_CONTENT to a notebook's content before Material's search indexes it
+and the print page copies it.
 
 Options checked: Material 9.8 (theme features, the search plugin's lang, separator, pipeline and
 fields; template blocks of its Customization page), mkdocs-jupyter 0.26 (include_source, theme,
@@ -116,11 +117,6 @@ NOTEBOOK = [
      "mkdocs-jupyter's `theme` option picks light or dark but always embeds one. "
      "assets/css/book.css styles the few classes the pages use",
      drop_inline_styles),
-    ("the template's copy button dropped",
-     "the template inlines a clipboard library, a listener and a button over each cell; "
-     "mkdocs-jupyter has no option to leave them out. The cells get Material's copy button "
-     "instead (the next rewrite), as on every other page",
-     drop_template_copy_button),
     ("each cell's code, and each fence of a Markdown cell, in Material's code markup",
      "Material's colours, copy button and keyboard-reachable scroll region apply to "
      "<div class=\"language-x highlight\"><pre><code>; nbconvert writes <pre> without <code>, "
@@ -152,10 +148,12 @@ def prompts_and_permalinks_not_searched(content: str) -> str:
 
 
 NOTEBOOK_CONTENT = [
-    ("the template's copy button dropped before the page is indexed",
-     "the rewrite of the same name above runs on the finished page, after Material's search "
-     "plugin has indexed its content: each code cell's search text began with the button's "
-     "\"Copied!\"",
+    ("the template's copy button dropped",
+     "the template inlines a clipboard library, a listener and a button over each cell; "
+     "mkdocs-jupyter has no option to leave them out. The cells get Material's copy button "
+     "instead (NOTEBOOK's code markup), as on every other page. Dropped from the content, before "
+     "Material's search indexes it (each code cell's search text began with the button's "
+     "\"Copied!\") and before the print page copies it",
      drop_template_copy_button),
     ("prompts and heading permalinks kept out of search",
      "nbconvert writes a cell's prompt (\"In [1]:\") and a heading's permalink (\"¶\", class "

@@ -7,8 +7,8 @@
    documented option of theirs does it, by the rewrites of overrides/rewrites.py, each listed
    there with its reason: the search dialog's name and mermaid2's canonical link on every page;
    on notebook pages (and the notebooks of the print page, 4.) nbconvert's inline stylesheets and
-   copy button, its code markup, its cell ids and the TOC links to its headings; and, before
-   Material's search indexes a notebook, its copy buttons, prompts and permalinks.
+   code markup, its cell ids and the TOC links to its headings; and, before Material's search
+   indexes a notebook and the print page copies it, its copy buttons, prompts and permalinks.
 3. Every page gets a description of its own (the `<meta name="description">`, also used by the
    Open Graph tags of overrides/main.html): the items of its "After this page you can:" list.
 4. The print page (mkdocs-print-site-plugin, mkdocs.yml: the whole book on one page, in nav
@@ -141,8 +141,10 @@ def on_page_context(context, page, config, nav):
     return context
 
 
+@event_priority(50)  # before the print plugin keeps each page's content for the print page
 def on_page_content(html, page, config, files):
-    """A notebook's content as Material's search indexes it (overrides/rewrites.py, NOTEBOOK_CONTENT)."""
+    """A notebook's content as Material's search indexes it and the print page copies it
+    (overrides/rewrites.py, NOTEBOOK_CONTENT)."""
     if page.file.src_uri.endswith(".ipynb"):
         return rewrites.notebook_content(html)
     return html
