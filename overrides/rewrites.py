@@ -1,8 +1,8 @@
 """Every change the build makes to HTML that Material, mkdocs-jupyter (nbconvert) or mermaid2
 wrote, in one place, each with why no documented option does it. overrides/site_hooks.py applies
-them: PAGE to every page (and the 404 page), NOTEBOOK to a notebook's page and to the notebooks
-on the print page, NOTEBOOK_CONTENT to a notebook's content before Material's search indexes it
-and the print page copies it.
+them: PAGE to every page (and the 404 page); NOTEBOOK_CONTENT to a notebook's content, once,
+before anything reads it (Material's search indexes it, the print page copies it); NOTEBOOK to a
+notebook's finished page (its table of contents is the template's, not the content's).
 
 Options checked: Material 9.8 (theme features, the search plugin's lang, separator, pipeline and
 fields; template blocks of its Customization page), mkdocs-jupyter 0.26 (include_source, theme,
@@ -69,8 +69,8 @@ NB_MARKDOWN_CODE = re.compile(r'<div class="highlight"><pre>(?!<code>)(.*?)</pre
 NB_CELL_ID = re.compile(r'id="cell-id=([^"]*)"')
 
 
-def drop_inline_styles(output: str, keep=lambda css: False) -> str:
-    return INLINE_STYLE.sub(lambda m: m.group(0) if keep(m.group(0)) else "", output)
+def drop_inline_styles(output: str) -> str:
+    return INLINE_STYLE.sub("", output)
 
 
 def drop_template_copy_button(output: str) -> str:
@@ -110,13 +110,42 @@ def toc_links_to_headings(output: str) -> str:
     return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{moved.get(m.group(1), m.group(1))}"', output)
 
 
+# A notebook's finished page: its table of contents is the template's, made from the headings
+# mkdocs-jupyter reads (on_post_page).
 NOTEBOOK = [
+    ("table-of-contents links pointed at their headings",
+     "mkdocs-jupyter slugs a heading for the TOC without its code spans (\"Why `zero_grad()` "
+     "every step\" -> #why-every-step) while nbconvert's id keeps them "
+     "(#why-zero_grad-every-step); its toc_depth option sets the depth only",
+     toc_links_to_headings),
+]
+
+
+# A notebook's content (nbconvert's HTML, which mkdocs-jupyter gives mkdocs as the page's content),
+# rewritten once, before anything reads it: Material's search plugin indexes it and the print
+# page copies it (on_page_content, at a priority that runs before both).
+
+NB_NOT_SEARCHED = re.compile(r'<(a class="anchor-link"|div class="jp-(?:Input|Output)Prompt[^"]*")')
+
+
+def prompts_and_permalinks_not_searched(content: str) -> str:
+    return NB_NOT_SEARCHED.sub(r"<\1 data-search-exclude", content)
+
+
+NOTEBOOK_CONTENT = [
     ("the template's inline stylesheets dropped",
      "nbconvert's lab template embeds the JupyterLab theme and pygments' styles in every "
      "notebook page (about 550 KB each; on the print page 2.9 MB of its 7.3 MB); "
      "mkdocs-jupyter's `theme` option picks light or dark but always embeds one. "
      "assets/css/book.css styles the few classes the pages use",
      drop_inline_styles),
+    ("the template's copy button dropped",
+     "the template inlines a clipboard library, a listener and a button over each cell; "
+     "mkdocs-jupyter has no option to leave them out. The cells get Material's copy button "
+     "instead (the code markup below), as on every other page. Dropped from the content, before "
+     "Material's search indexes it (each code cell's search text began with the button's "
+     "\"Copied!\") and before the print page copies it",
+     drop_template_copy_button),
     ("each cell's code, and each fence of a Markdown cell, in Material's code markup",
      "Material's colours, copy button and keyboard-reachable scroll region apply to "
      "<div class=\"language-x highlight\"><pre><code>; nbconvert writes <pre> without <code>, "
@@ -128,33 +157,6 @@ NOTEBOOK = [
      "nbconvert names each cell id=\"cell-id=<id>\"; Material's copy button addresses the code "
      "through its nearest id as a CSS selector, where \"=\" is invalid and the copy fails",
      cell_ids_as_selectors),
-    ("table-of-contents links pointed at their headings",
-     "mkdocs-jupyter slugs a heading for the TOC without its code spans (\"Why `zero_grad()` "
-     "every step\" -> #why-every-step) while nbconvert's id keeps them "
-     "(#why-zero_grad-every-step); its toc_depth option sets the depth only",
-     toc_links_to_headings),
-]
-
-
-# ------------------------------------------------------------------------------------------
-# A notebook's content, before Material's search plugin indexes it (on_page_content)
-# ------------------------------------------------------------------------------------------
-
-NB_NOT_SEARCHED = re.compile(r'<(a class="anchor-link"|div class="jp-(?:Input|Output)Prompt[^"]*")')
-
-
-def prompts_and_permalinks_not_searched(content: str) -> str:
-    return NB_NOT_SEARCHED.sub(r"<\1 data-search-exclude", content)
-
-
-NOTEBOOK_CONTENT = [
-    ("the template's copy button dropped",
-     "the template inlines a clipboard library, a listener and a button over each cell; "
-     "mkdocs-jupyter has no option to leave them out. The cells get Material's copy button "
-     "instead (NOTEBOOK's code markup), as on every other page. Dropped from the content, before "
-     "Material's search indexes it (each code cell's search text began with the button's "
-     "\"Copied!\") and before the print page copies it",
-     drop_template_copy_button),
     ("prompts and heading permalinks kept out of search",
      "nbconvert writes a cell's prompt (\"In [1]:\") and a heading's permalink (\"¶\", class "
      "anchor-link) as text; Material's search leaves out only its own permalinks (class "
@@ -165,7 +167,8 @@ NOTEBOOK_CONTENT = [
 
 
 def notebook_content(content: str) -> str:
-    """A notebook page's content as Material's search reads it (NOTEBOOK_CONTENT)."""
+    """A notebook page's content (nbconvert's HTML) as the book shows it, searches it and prints
+    it (NOTEBOOK_CONTENT)."""
     for _, _, rewrite in NOTEBOOK_CONTENT:
         content = rewrite(content)
     return content
@@ -177,12 +180,8 @@ def page(output: str) -> str:
     return output
 
 
-def notebook(output: str, keep_style=lambda css: False, toc: bool = True) -> str:
-    """nbconvert's HTML as the book shows it; ``keep_style`` keeps the inline stylesheets it
-    accepts (the print page keeps its plugin's own), ``toc``: the TOC links too (a page's)."""
+def notebook(output: str) -> str:
+    """A notebook's finished page as the book shows it (NOTEBOOK)."""
     for _, _, rewrite in NOTEBOOK:
-        if rewrite is drop_inline_styles:
-            output = drop_inline_styles(output, keep_style)
-        elif rewrite is not toc_links_to_headings or toc:
-            output = rewrite(output)
+        output = rewrite(output)
     return output

@@ -6,9 +6,9 @@
 2. The HTML that Material, nbconvert (mkdocs-jupyter) and mermaid2 write is changed where no
    documented option of theirs does it, by the rewrites of overrides/rewrites.py, each listed
    there with its reason: the search dialog's name and mermaid2's canonical link on every page;
-   on notebook pages (and the notebooks of the print page, 4.) nbconvert's inline stylesheets and
-   code markup, its cell ids and the TOC links to its headings; and, before Material's search
-   indexes a notebook and the print page copies it, its copy buttons, prompts and permalinks.
+   a notebook's content (nbconvert's HTML: inline stylesheets, copy buttons, code markup, cell
+   ids, prompts and permalinks) once, before Material's search indexes it and the print page
+   copies it; and on a notebook's page the TOC links to its headings.
 3. Every page gets a description of its own (the `<meta name="description">`, also used by the
    Open Graph tags of overrides/main.html): the items of its "After this page you can:" list.
 4. The print page (mkdocs-print-site-plugin, mkdocs.yml: the whole book on one page, in nav
@@ -16,7 +16,7 @@
    itself, `#<page key>-<anchor>`. A page outside the nav (the workshop's notebooks, reached
    from their task pages) is not on it: such a link is pointed back at that page of the site
    (tests/test_site_a11y.py checks that every link to an anchor resolves, on every page). The
-   notebooks on it are shown as on their own pages (2.).
+   notebooks on it are shown as on their own pages: it copies their rewritten content (2.).
 5. Every section of the nav has an index page (Material's navigation.indexes: the section's
    first page, its folder's index.md), so /paths/ or /part1/ is a page. Where such a page holds
    the line <!-- section-pages -->, it is replaced by a list of the section's other pages, in
@@ -141,10 +141,10 @@ def on_page_context(context, page, config, nav):
     return context
 
 
-@event_priority(50)  # before the print plugin keeps each page's content for the print page
+@event_priority(50)  # before Material's search plugin and the print plugin read the content
 def on_page_content(html, page, config, files):
-    """A notebook's content as Material's search indexes it and the print page copies it
-    (overrides/rewrites.py, NOTEBOOK_CONTENT)."""
+    """A notebook's content as its page shows it, Material's search indexes it and the print
+    page copies it (overrides/rewrites.py, NOTEBOOK_CONTENT)."""
     if page.file.src_uri.endswith(".ipynb"):
         return rewrites.notebook_content(html)
     return html
@@ -218,8 +218,6 @@ def _print_page(config):
     path = print_page_file(config)
     if path is not None:
         text = path.read_text(encoding="utf-8")
-        # the notebooks on it as on their own pages; the print plugin's own style stays
-        fixed = rewrites.notebook(text, keep_style=lambda css: "print-site" in css, toc=False)
-        fixed = print_page_links(fixed, "../" if config["use_directory_urls"] else "")
+        fixed = print_page_links(text, "../" if config["use_directory_urls"] else "")
         if fixed != text:
             path.write_text(fixed, encoding="utf-8")
