@@ -202,7 +202,7 @@ class _Renderer:
 
     def __init__(self, model: Page, page: str, base_url: str):
         self.path, self.page, self.lines, self.base_url = model.path, page, model.lines, base_url
-        self.title = next((h.text for h in model.headings if h.level == 1), page)
+        self.title = model.title or page
         self.blocks = {b.lineno: b for b in model.blocks}
         self.fences = {f.start: f for f in model.fences}
         self.md = _markdown()

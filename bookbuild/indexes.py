@@ -49,7 +49,7 @@ what when where which while who whom why will with would yet you your
 
 def title_of(page: Page) -> str:
     """A page's title: its first level-1 heading (the page model's), else its file's stem."""
-    return next((h.text for h in page.headings if h.level == 1), page.path.stem)
+    return page.title or page.path.stem
 
 
 def section_of(page: Page, lineno: int) -> tuple[str, str]:

@@ -14,8 +14,8 @@ uses, and every check, the build hooks, the deck, the indexes and the tests read
   not prose, and nothing in them is a fence, a marker or a heading;
 - ``headings``: every ATX heading outside fences and front matter, with the anchor the site's
   table of contents gives it (Python-Markdown's toc, configured as mkdocs.yml configures it;
-  attr_list's ``{ #id }`` wins), and ``sections``: each heading's span, to the next heading of
-  its level or above.
+  attr_list's ``{ #id }`` wins); ``title``: the first level-1 heading (``notebook_title(path)``:
+  a notebook's); and ``sections``: each heading's span, to the next heading of its level or above.
 
 A fence closes on a line of the same character, at least as long, and nothing else (as
 pymdownx.superfences closes it). The markers follow pytest-codeblocks' syntax: marker comments
@@ -473,6 +473,11 @@ class Page:
         return self._headings
 
     @property
+    def title(self) -> str | None:
+        """The page's own title: its first level-1 heading (None: it has none)."""
+        return next((h.text for h in self.headings if h.level == 1), None)
+
+    @property
     def sections(self) -> list[Section]:
         heads, out = self.headings, []
         for k, h in enumerate(heads):
@@ -542,6 +547,19 @@ class Page:
                 blocks[-1].outputs[str(version[0]) if version else ""] = block.code  # the guard checks the rest
             blocks.append(block)
         return blocks, errors
+
+
+def notebook_title(path) -> str | None:
+    """A notebook's own title: the first level-1 heading of its Markdown cells, each read as a
+    page (None: it has none)."""
+    import json
+
+    for cell in json.loads(Path(path).read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            title = Page.from_lines("".join(cell["source"]).splitlines(), path).title
+            if title is not None:
+                return title
+    return None
 
 
 # The page's blocks and lines, for callers that need only those.

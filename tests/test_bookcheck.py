@@ -521,6 +521,41 @@ def test_front_matter_is_not_prose_and_its_comments_are_not_headings(tmp_path):
     assert plain.front_matter == 0 and [h.text for h in plain.headings] == ["A page", "After a rule"]
 
 
+def test_a_title_is_the_first_level_1_heading_of_a_page_or_of_a_notebooks_markdown(tmp_path):
+    """Page.title and notebook_title read headings as the model does: front matter, a fence and a
+    level-2 heading hold no title, a heading's attribute list is not its text."""
+    from bookcheck.model import notebook_title
+
+    model = Page.parse(page(tmp_path, """\
+        ---
+        # not a title
+        description: a page
+        ---
+        ## A section
+
+        ```python
+        # not a title either
+        ```
+
+        # The title { #the-page }
+        """))
+    assert model.title == "The title"
+    assert Page.parse(page(tmp_path, "## Only a section\n", "untitled.md")).title is None
+
+    def cell(kind, *lines):
+        return {"cell_type": kind, "metadata": {}, "source": [line + "\n" for line in lines],
+                **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+
+    notebook = tmp_path / "n.ipynb"
+    notebook.write_text(json.dumps({"cells": [
+        cell("code", "# Set-up: a comment, not a heading"),
+        cell("markdown", "Some text.", "", "```python", "# a fenced comment", "```"),
+        cell("markdown", "## A section"),
+        cell("markdown", "# The notebook's title", "", "# A later one"),
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    assert notebook_title(notebook) == "The notebook's title"
+
+
 def test_the_registry_dispatches_every_check_and_the_stamp_counts_it(tmp_path):
     """Each entry of bookcheck.markers.CHECKS is called on the nodes of its kind: a table kind
     and the headings check are items of the page, and counted."""

@@ -42,7 +42,7 @@ import pytest
 
 from bookbuild import apis, pdf
 from bookcheck import DOCS, ROOT
-from bookcheck.model import Page, config, nav_entries
+from bookcheck.model import Page, config, nav_entries, notebook_title
 from bookcheck.results import chromium, in_ci
 
 PDF = os.environ.get("BOOK_PDF")
@@ -77,13 +77,10 @@ def pages() -> list[Path]:
 
 
 def title(source: Path) -> str:
-    """A page's own title: the first `# ` heading of its Markdown, or of its notebook's first
-    Markdown cell."""
-    if source.suffix == ".ipynb":
-        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
-        text = "".join(next(c for c in cells if c["cell_type"] == "markdown")["source"])
-        return re.search(r"^# (.+)$", text, re.M).group(1)
-    return next(h.text for h in Page.parse(source).headings if h.level == 1)
+    """A page's own title: its first level-1 heading, or its notebook's (the page model's)."""
+    found = notebook_title(source) if source.suffix == ".ipynb" else Page.parse(source).title
+    assert found is not None, f"{source} has no level-1 heading"
+    return found
 
 
 def diagrams(source: Path) -> list[tuple[str, str, list[str]]]:

@@ -15,7 +15,7 @@ import harness
 from bookcheck import markers
 from bookbuild.pdf import PDF_NAME
 from bookcheck import round_trip, site_check
-from bookcheck.model import config
+from bookcheck.model import config, notebook_title
 
 FIXTURES = Path(__file__).parent / "fixtures" / "site"
 
@@ -58,8 +58,7 @@ def test_a_notebook_outside_the_nav_is_titled_by_its_first_heading(book):
     notebooks = sorted((harness.DOCS / "notebooks").glob("w-*.ipynb"))
     assert len(notebooks) >= 9, notebooks
     for path in notebooks:
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        heading = re.search(r"^# (.+)$", "".join(cells[0]["source"]), re.M).group(1)
+        heading = notebook_title(path)
         html = (book.site / "notebooks" / path.stem / "index.html").read_text(encoding="utf-8")
         assert f"<title>{heading} - " in html, path.stem
         assert index[f"notebooks/{path.stem}/"] == heading, path.stem
