@@ -33,6 +33,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from snippets.workshop import TASKS
 from snippets.workshop.check import get_task, starter_path
+from bookcheck.notebooks import SETUP_MARK
 from bookcheck.versions import pinned
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +66,7 @@ def section(module, name):
 WHEEL_LINE = "WHEEL = None  # the site's build writes the wheel's address here in the copy you download"
 
 SETUP = f"""\
-# Set-up: torch, and the book's `snippets` package (checks, reference solutions). If `snippets`
+{SETUP_MARK} torch, and the book's `snippets` package (checks, reference solutions). If `snippets`
 # is missing, this cell installs it from the book's site (see "Run the notebooks anywhere" there).
 {WHEEL_LINE}
 TORCH = "{pinned()}"  # every cell of the book is verified on this version of torch

@@ -44,7 +44,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import DOCS, ROOT, model, rel
+from . import DOCS, ROOT, model, notebooks, rel
 
 REVIEWED = Path(__file__).with_name("claims_reviewed.toml")
 
@@ -241,14 +241,14 @@ def notebook_text(path: Path, text: str | None = None) -> tuple[str, list[int]]:
     cells as written, each code cell as a python fence (the notebooks step runs every code cell
     and compares its output), cells apart by a blank line. A fence inside a Markdown cell (a
     reference solution shown folded, a task's signature) is not run there: it is read as text;
-    so is the set-up cell (its first line "# Set-up:"), which installs, imports and prints
-    torch's version and so shows none of the sentences around it."""
+    so is the set-up cell (its first line starts with notebooks.SETUP_MARK), which installs,
+    imports and prints torch's version and so shows none of the sentences around it."""
     cells = json.loads(Path(path).read_text(encoding="utf-8") if text is None else text)["cells"]
     out, cell_of = [], []
     for n, cell in enumerate(cells, 1):
         source = "".join(cell["source"]).splitlines()
         if cell["cell_type"] == "code":
-            set_up = source[:1] and source[0].startswith("# Set-up:")
+            set_up = source[:1] and source[0].startswith(notebooks.SETUP_MARK)
             source = ["```text" if set_up else "```python", *source, "```"]
         elif cell["cell_type"] == "markdown":
             fences = {f.start: f for f in model.Page.from_lines(source, path).fences}

@@ -39,6 +39,12 @@ from . import ROOT
 CACHE = ROOT / ".cache" / "notebooks"
 
 
+# The first words of a generated notebook's set-up cell (bookbuild.notebook_gen.SETUP, which
+# installs, imports and prints torch's version): the general-sentence scan (bookcheck.claims)
+# knows the cell by them.
+SETUP_MARK = "# Set-up:"
+
+
 def cache_dir() -> Path:
     """Where executions are kept: .cache/notebooks/, or BOOK_NOTEBOOK_CACHE. A test run that
     reuses nothing from earlier runs (--fresh, CI=true) points it at a folder of its own, so its
