@@ -66,6 +66,26 @@ def test_a_notebook_outside_the_nav_is_titled_by_its_first_heading(book):
     assert "<title>2. Gradient check - " in html
 
 
+def test_a_notebooks_headings_have_the_anchors_the_page_model_gives_them(book):
+    """The general-sentence scan reads a notebook as a page (claims.notebook_text) and names its
+    sections by the page model's anchors (a review's shown_by, "...ipynb#symptom"): each is the
+    id nbconvert gives that heading on the built page."""
+    from bookcheck import claims
+    from bookcheck.model import Page
+
+    checked, missing = 0, []
+    for path in sorted((harness.DOCS / "notebooks").glob("*.ipynb")):
+        text, _ = claims.notebook_text(path)
+        html = (book.site / "notebooks" / path.stem / "index.html").read_text(encoding="utf-8")
+        ids = set(re.findall(r'\bid="([^"]+)"', html))
+        for heading in Page.from_text(text, path).headings:
+            checked += 1
+            if heading.anchor not in ids:
+                missing.append(f"{path.name}: {heading.text!r} -> #{heading.anchor}")
+    assert checked >= 50, checked
+    assert missing == []
+
+
 def test_a_notebooks_search_entries_hold_its_text_only(book):
     """Material's search indexes a notebook page's content: its headings without nbconvert's
     permalink (the title read "Starter¶"), its cells without their prompts ("In [1]:") and
