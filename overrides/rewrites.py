@@ -18,6 +18,8 @@ from __future__ import annotations
 import html
 import re
 
+from bookcheck.notebooks import SETUP_MARK
+
 # ------------------------------------------------------------------------------------------
 # Every page
 # ------------------------------------------------------------------------------------------
@@ -126,10 +128,19 @@ NOTEBOOK = [
 # page copies it (on_page_content, at a priority that runs before both).
 
 NB_NOT_SEARCHED = re.compile(r'<(a class="anchor-link"|div class="jp-(?:Input|Output)Prompt[^"]*")')
+# The code of the set-up cell (bookbuild.notebook_gen.SETUP), in Material's markup (made above),
+# by its first words (bookcheck.notebooks.SETUP_MARK; overrides/hooks.py put this checkout on
+# sys.path): on its <pre> only, since Material's search parser ends an excluded element at the
+# first closing tag of the same name (a cell is nested <div>s, so a whole cell cannot be excluded).
+NB_SET_UP_CODE = re.compile(r'<pre>(?=<code><span></span><span class="c1">' + re.escape(html.escape(SETUP_MARK)) + ")")
 
 
 def prompts_and_permalinks_not_searched(content: str) -> str:
     return NB_NOT_SEARCHED.sub(r"<\1 data-search-exclude", content)
+
+
+def set_up_cell_not_searched(content: str) -> str:
+    return NB_SET_UP_CODE.sub("<pre data-search-exclude>", content)
 
 
 NOTEBOOK_CONTENT = [
@@ -163,6 +174,14 @@ NOTEBOOK_CONTENT = [
      "headerlink), so notebook results read \"Starter¶\" and \"In [1]: ...\". Material's "
      "documented data-search-exclude attribute keeps them out",
      prompts_and_permalinks_not_searched),
+    ("the set-up cell kept out of search",
+     "every generated notebook opens with the same set-up cell (it installs the book's package "
+     "and prints torch's version), so a search for its words (WHEEL, or the error it raises) "
+     "listed every notebook before the page that explains the cell (notebooks/anywhere.md). "
+     "mkdocs-jupyter's remove_tag_config would take the cell off the page, where a reader "
+     "needs it (and its template shows a cell's tags); Material's data-search-exclude keeps "
+     "its code on the page and out of search",
+     set_up_cell_not_searched),
 ]
 
 

@@ -89,8 +89,12 @@ def test_a_notebooks_headings_have_the_anchors_the_page_model_gives_them(book):
 def test_a_notebooks_search_entries_hold_its_text_only(book):
     """Material's search indexes a notebook page's content: its headings without nbconvert's
     permalink (the title read "Starter¶"), its cells without their prompts ("In [1]:") and
-    without the template's copy button ("Copied!"; overrides/rewrites.py, NOTEBOOK_CONTENT)."""
+    without the template's copy button ("Copied!"; overrides/rewrites.py, NOTEBOOK_CONTENT).
+    The set-up cell, the same in every generated notebook, is left out: its words (its
+    WHEEL line, the error it raises) find the one section that explains it."""
     import json
+
+    from bookbuild.notebook_gen import WHEEL_LINE
 
     entries = [d for d in json.loads((book.site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
                if d["location"].startswith("notebooks/")]
@@ -99,6 +103,9 @@ def test_a_notebooks_search_entries_hold_its_text_only(book):
         assert "\u00b6" not in d["title"], d["title"]
         assert "Copied!" not in d["text"] and not re.search(r"(In|Out)\s*\[\d*\]:", d["text"]), (d["location"], d["text"][:200])
     assert any(d["title"] == "Acceptance check" for d in entries)
+    words = WHEEL_LINE.split("  #")[0]
+    assert [d["location"] for d in entries if words in d["text"]] == ["notebooks/anywhere/#the-set-up-cell"]
+    assert any(d["location"] == "notebooks/01-hand-trace/" and "hand" in d["text"].lower() for d in entries)
 
 
 def test_every_page_works_in_the_browser(inspected):
