@@ -238,8 +238,9 @@ def gradient_check():
             "on the CPU and on which kernels its BLAS library picks: the float32 `numeric` above "
             "is `-0.506639` on one x86-64 CPU and `-0.512600` on another.\n"
             "- Keep test points away from kinks: at `relu`'s 0 the difference quotient gives 0.5 "
-            "and autograd 0. `torch.autograd.gradcheck` does the same comparison for every input "
-            "and output at once."),
+            "and autograd 0. `torch.autograd.gradcheck` compares the two for every input and "
+            "output at once, each element against `atol + rtol * |numerical|` rather than by one "
+            "relative error ([what it computes](" + SITE + "part2/gradient-checking/#what-gradcheck-computes))."),
     ]
 
 
