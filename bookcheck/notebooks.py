@@ -190,13 +190,17 @@ def without_outputs(nb):
 
 def with_outputs(committed, executed):
     """``committed`` with the outputs and execution counts of ``executed`` (the same cells);
-    the committed metadata is kept (an execution adds the kernel's Python version to it)."""
+    the committed metadata is kept (an execution adds the kernel's Python version to it), and a
+    stream's consecutive chunks are stored as one output (joined_streams), so that storing an
+    unchanged notebook again writes the same file."""
     import copy
+
+    import nbformat
 
     nb = copy.deepcopy(committed)
     for cell, done in zip(nb.cells, executed.cells, strict=True):
         if cell.cell_type == "code":
-            cell.outputs = done.outputs
+            cell.outputs = [nbformat.from_dict(o) for o in joined_streams(done.outputs)]
             cell.execution_count = done.execution_count
             cell.metadata.pop("execution", None)
     return nb
@@ -215,20 +219,21 @@ def outputs(nb) -> list:
             return {k: plain(v) for k, v in value.items() if k not in {"execution_count", "metadata"}}
         return value
 
-    def merged(outs):
-        """Consecutive prints to one stream as one output: where the kernel splits them
-        depends on timing, not on what the cell prints."""
-        joined = []
-        for o in outs:
-            o = dict(o)
-            if o.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream" \
-                    and joined[-1].get("name") == o.get("name"):
-                joined[-1] = dict(joined[-1], text="".join((joined[-1]["text"], o["text"])))
-            else:
-                joined.append(o)
-        return joined
+    return [plain(joined_streams(c.outputs)) for c in nb.cells if c.cell_type == "code"]
 
-    return [plain(merged(c.outputs)) for c in nb.cells if c.cell_type == "code"]
+
+def joined_streams(outs) -> list[dict]:
+    """A cell's outputs with consecutive prints to one stream as one output: where the kernel
+    splits them depends on timing, not on what the cell prints."""
+    joined = []
+    for o in outs:
+        o = dict(o)
+        if o.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream" \
+                and joined[-1].get("name") == o.get("name"):
+            joined[-1] = dict(joined[-1], text="".join((joined[-1]["text"], o["text"])))
+        else:
+            joined.append(o)
+    return joined
 
 
 def differences(stored, executed) -> list[str]:

@@ -309,6 +309,23 @@ def test_a_block_that_kills_its_worker_fails_and_the_next_chain_runs(tmp_path):
     check_block(blocks, blocks[1], runs)
 
 
+def test_a_stream_split_by_the_kernel_is_stored_as_one_output():
+    """Where the kernel splits one cell's prints into chunks depends on timing: the stored
+    outputs join consecutive chunks of one stream (not across another stream), so storing an
+    unchanged notebook again writes the same file."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    committed = new_notebook(cells=[new_code_cell("print(1); print(2)")])
+    executed = new_notebook(cells=[new_code_cell("print(1); print(2)", outputs=[
+        new_output("stream", name="stdout", text="1\n"), new_output("stream", name="stdout", text="2\n"),
+        new_output("stream", name="stderr", text="w\n"), new_output("stream", name="stdout", text="3\n")])])
+    stored = notebooks.with_outputs(committed, executed)
+    assert [(o.name, o.text) for o in stored.cells[0].outputs] == [("stdout", "1\n2\n"), ("stderr", "w\n"), ("stdout", "3\n")]
+    nbformat.validate(stored)
+    assert notebooks.differences(stored, executed) == []
+
+
 def test_a_notebook_key_changes_with_everything_its_execution_can_read(tmp_path, monkeypatch):
     pkg = tmp_path / "snippets"
     (pkg / "workshop" / "tasks").mkdir(parents=True)
