@@ -41,7 +41,7 @@ CACHE = ROOT / ".cache" / "notebooks"
 
 # The first words of a generated notebook's set-up cell (bookbuild.notebook_gen.SETUP, which
 # installs, imports and prints torch's version): the general-sentence scan (bookcheck.claims)
-# knows the cell by them.
+# and the site's search (overrides/rewrites.py, which keeps the cell out) know the cell by them.
 SETUP_MARK = "# Set-up:"
 
 

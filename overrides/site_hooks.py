@@ -7,8 +7,9 @@
    documented option of theirs does it, by the rewrites of overrides/rewrites.py, each listed
    there with its reason: the search dialog's name and mermaid2's canonical link on every page;
    a notebook's content (nbconvert's HTML: inline stylesheets, copy buttons, code markup, cell
-   ids, prompts and permalinks) once, before Material's search indexes it and the print page
-   copies it; and on a notebook's page the TOC links to its headings.
+   ids; prompts, permalinks and the set-up cell's code kept out of search) once, before
+   Material's search indexes it and the print page copies it; and on a notebook's page the TOC
+   links to its headings.
 3. Every page gets a description of its own (the `<meta name="description">`, also used by the
    Open Graph tags of overrides/main.html): the items of its "After this page you can:" list.
 4. The print page (mkdocs-print-site-plugin, mkdocs.yml: the whole book on one page, in nav
