@@ -26,7 +26,6 @@ until its key changes.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -125,6 +124,8 @@ def content_key(path: Path) -> str:
 
 @contextlib.contextmanager
 def _locked(key):
+    import fcntl  # here, not at the top: the site's build hooks import this module (SETUP_MARK)
+
     cache_dir().mkdir(parents=True, exist_ok=True)
     with open(cache_dir() / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the build and the tests may ask at the same time
