@@ -50,7 +50,7 @@ def scratch(prefix: str, parent: Path | None = None) -> Path:
     return folder
 
 
-def own_workshop_record() -> Path:
+def own_workshop_record() -> None:
     """Point the workshop checker's default record ($WORKSHOP_RECORD) of this process, and of
     every process it starts, at a scratch folder: the book's blocks and notebooks run the
     checker on its wrong answers and starters, which in .workshop/ of the repository would earn
@@ -59,9 +59,7 @@ def own_workshop_record() -> Path:
 
     from snippets.workshop import RECORD_VARIABLE
 
-    record = scratch("book-workshop-")
-    os.environ[RECORD_VARIABLE] = str(record)
-    return record
+    os.environ[RECORD_VARIABLE] = str(scratch("book-workshop-"))
 
 
 def rel(path) -> Path:
