@@ -88,11 +88,15 @@ def gradient_penalty(critic, real, fake):
     parameters only (never the generator that made ``fake``). The per-sample gradients are
     computed with ``create_graph=True`` so that ``penalty.backward()`` can differentiate
     them with respect to the critic's parameters. Runs under ``enable_grad`` so it also works
-    inside an evaluation loop that turned grad mode off. The mixing weights take ``real``'s
+    inside an evaluation loop that turned grad mode off with ``no_grad``; under
+    ``inference_mode``, which ``enable_grad`` does not undo, it raises. The mixing weights take ``real``'s
     dtype and device, so a float16 or bfloat16 critic gets inputs of its own dtype. An empty
     batch is refused (the mean of no samples is NaN).
     """
     _check_batches(critic, real, fake)
+    if torch.is_inference_mode_enabled():  # enable_grad turns grad mode on there, and still nothing is recorded
+        raise RuntimeError("gradient_penalty needs autograd, which torch.inference_mode() turns off even inside "
+                           "enable_grad: call it outside inference_mode (under torch.no_grad() it works)")
     with torch.enable_grad():
         alpha = torch.rand(real.shape[0], 1, dtype=real.dtype, device=real.device)  # (N, 1), one mix per sample
         x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)

@@ -94,6 +94,16 @@ def test_penalty_reaches_critic_not_generator_even_under_no_grad():
     assert all(q.grad is None for q in generator.parameters())
 
 
+def test_penalty_refuses_inference_mode():
+    # enable_grad does not undo inference_mode: the critic records nothing, and the penalty
+    # would be the constant mean((0 - 1)^2) = 1 with no graph, silently
+    critic = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+    with torch.inference_mode(), pytest.raises(RuntimeError, match=r"torch.inference_mode\(\) turns off even inside enable_grad"):
+        gradient_penalty(critic, torch.randn(4, 2), torch.randn(4, 2))
+    with torch.inference_mode(), torch.enable_grad():  # what the refusal guards against
+        assert torch.is_grad_enabled() and not critic(torch.randn(4, 2).requires_grad_(True)).requires_grad
+
+
 def test_penalty_rejects_bad_shapes():
     critic = nn.Linear(2, 1)
     with pytest.raises(ValueError, match=r"must both be \(N, D\)"):
