@@ -15,7 +15,7 @@ scale stays or grows. So "stepped" is read from the scale alone, through public 
 
 ``ulp(x, dtype)``: the distance from ``|x|``, rounded to ``dtype``, to the next larger number of
 ``dtype``. ``applied_update(w, delta, dtype)``: what ``w + delta`` really adds to ``w`` when both
-are stored in ``dtype``: 0 when ``|delta|`` is below half the spacing between ``w`` and its
+are stored in ``dtype``: 0 when ``|delta|``, rounded to ``dtype``, is below half the spacing between ``w`` and its
 neighbour in ``delta``'s direction (``ulp(w)``, or half of it from a power of two downward; round
 to nearest, a tie goes to the even neighbour), else ``delta`` rounded to a whole number of
 spacings.
