@@ -155,8 +155,8 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
                   "ds = s * (1 - s) with s = torch.sigmoid(a * x), never exp(-a * x) itself"],
     "opcheck": ["opcheck traces your backward as torch.compile does, with fake tensors: every step must be a torch "
                 "operation on tensors",
-                "a fake tensor has a shape and a dtype but no values: no .numpy(), .tolist() or Python if on a "
-                "tensor's value inside backward",
+                "a fake tensor has a shape and a dtype but no values: no .numpy(), and nothing that needs a "
+                "tensor's value in Python (.item(), an if on it) inside backward",
                 "the backward check passed, so the formula is right: only how it is computed must change",
                 "build grad_x and grad_a from torch operations on grad_y, x and a only"],
 }
