@@ -523,6 +523,20 @@ def test_check_refuses_a_non_function():
         check("nope", lambda g, x: (g,))
 
 
+SCALE = {"half": 0.5}  # a dict: the checker does not send it to the process that runs the backward
+
+
+def _backward_reading_a_dict(grad_y, x, W, b):  # linear's right backward, through a global dict
+    g = grad_y.reshape(-1, grad_y.shape[-1])
+    return grad_y @ W.T * (2 * SCALE["half"]), x.reshape(-1, x.shape[-1]).T @ g, g.sum(0)
+
+
+def test_a_global_the_checker_cannot_send_is_named_with_what_to_do():
+    report = str(check("linear", _backward_reading_a_dict, seed=1))
+    assert "NameError: name 'SCALE' is not defined" in report
+    assert "SCALE is a dict defined where your code runs" in report and "define it inside the function" in report
+
+
 def test_the_largest_error_is_placed_at_the_first_of_its_ties_whatever_the_rounding():
     # Errors equal on paper differ in their last bits between CPU kernels (a wrong layer norm
     # misses a term shared by a whole row): the report names the first of them, in both orders.

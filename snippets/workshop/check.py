@@ -645,7 +645,26 @@ def ship(fn, where="check(task, backward)"):
                 raise TypeError(f"{where}: {f.__name__} uses {name}, a {type(v).__name__} defined where it runs, "
                                 "which the checker cannot send to the separate process that runs your code: "
                                 "define it in a file and import it, or inside the function")
+            else:  # not sent (the name may be an attribute's); a NameError for it is explained (_explain_unsent)
+                values[name] = ("unsent", type(v).__name__)
     return {"root": fn.__name__, "functions": functions, "globals": values}
+
+
+def _explain_unsent(results, specs):
+    """Add to a failure whose NameError names a global ship() could not send what to do."""
+    unsent = {n: v[1] for spec in specs if spec for n, v in spec["globals"].items() if v[0] == "unsent"}
+    for entries in results.values():
+        if not isinstance(entries, list):
+            continue
+        for i, entry in enumerate(entries):
+            if entry[0] != "fail":
+                continue
+            for name, kind in unsent.items():
+                if f"NameError: name '{name}' is not defined" in entry[1]:
+                    entries[i] = (entry[0], entry[1] + f"\n{name} is a {kind} defined where your code runs, which the "
+                                  "checker does not send to its separate process (it sends modules, functions, numbers, "
+                                  "strings, tensors and tuples or lists of them): define it inside the function",
+                                  *entry[2:])
 
 
 def rebuild(spec):
@@ -922,6 +941,7 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     groups = draw(mod, seed)
     results, printed = _in_child(mod, request, groups)
+    _explain_unsent(results, (request.get("backward"), request.get("forward")))
     own_forward = results.pop("own_forward", forward is not None)
     report = Report(f"check {mod.NAME} ({who}): {mod.TITLE}")
     report.note("seed", f"{seed} (the same seed replays these cases)")
