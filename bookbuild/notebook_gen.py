@@ -487,11 +487,13 @@ def cells(task):
             "(the formula is the last of the hints below). The call below passes `seed=1`, the cases this page shows; remove "
             "it to draw fresh cases on every run (the report prints the seed, and `seed=` replays it). "
             "Edit your backward, then run its cell and the last cell again until it prints `all checks passed`. "
-            "Your backward runs in a separate process, sent there as its code with the names it uses "
-            "(modules, functions, numbers): keep what it needs in its own cell. Hints are earned: each "
-            "failed check unlocks the next level (where to look, the structure, a check by hand, the "
-            "formula), recorded in `.workshop/` beside the notebook; add `hint=4` to the call to see "
-            "the highest one unlocked."),
+            "Your backward runs in a separate process, sent there as its code with the global names "
+            "it reads, from any cell: modules, functions, and numbers, strings, tensors or tuples and "
+            "lists of them; anything else (a dict, an object) is not sent, and the check says so if your "
+            "backward needs it: keep such a value inside the function. Hints are earned: each failed check unlocks the next level (where to look, "
+            "the structure, a check by hand, the formula), recorded in `.workshop/` in the kernel's "
+            "working directory (or in the folder `$WORKSHOP_RECORD` names); add `hint=4` to the call "
+            "to see the highest one unlocked."),
         new_markdown_cell("## The forward (given)"),
         new_code_cell("\n".join(imports) + "\n" + "".join(f"\n{line}\n" for name, line in GIVEN.items() if hasattr(mod, name)) + "\n\n"
                       + task_section(task, "forward")),
@@ -500,7 +502,8 @@ def cells(task):
         new_markdown_cell(details("Reference backward (open after you have tried)",
                                   code_md(task_section(task, "backward")))
                           + "\n\n## Check\n\nThe same checks as `python -m snippets.workshop check "
-                          f"{task} FILE`, on the `backward` of the cell above."),
+                          f"{task} FILE`, on the `backward` of the cell above; the given `forward`, unchanged, "
+                          "counts as the task's own."),
         new_code_cell("from snippets.workshop.check import check\n\n"
                       f"print(check({task!r}, backward, forward, seed=1))"),
     ]

@@ -10,7 +10,8 @@ This module's forward is the operator ``autograd_book_workshop::swish`` (a noteb
 own, under another name), made with ``torch.library.custom_op``: its body runs with autograd off, so autograd knows its gradient
 only through ``register_autograd``. ``register(op, backward)`` makes a ``backward(grad_y, x, a)``
 the formula of ``op``; the check ``opcheck`` registers yours on a fresh copy of the operator and
-runs ``torch.library.opcheck`` on it, which compiles your backward as ``torch.compile`` would.
+runs ``torch.library.opcheck`` on it, which traces your backward through AOTAutograd with fake
+tensors and dynamic shapes, as ``torch.compile`` does, and compares it with eager mode.
 Stable: finite for ``a * x`` of size 1e3 and more, where ``exp(-a * x)`` overflows.
 """
 

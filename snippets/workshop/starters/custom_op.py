@@ -2,7 +2,8 @@
 
 x (..., D) float, a (D,); y = x * sigmoid(a * x), a broadcast over the rows of x.
 Return (grad_x (..., D), grad_a (D,)), given grad_y (..., D). Build it from torch operations
-only: the check registers it on the operator and compiles it (torch.library.opcheck).
+only: the check registers it on the operator and traces it as torch.compile does
+(torch.library.opcheck).
 """
 import torch
 
