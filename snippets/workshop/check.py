@@ -378,7 +378,8 @@ def _call(fn, args, what, case, files, expected=None):
         shown = f"sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else type(exc).__name__
         msg = str(exc).splitlines()[0] if str(exc) and not isinstance(exc, SystemExit) else ""
         raise Mismatch(f"your {what} {'called' if isinstance(exc, SystemExit) else 'raised'} {shown} on {case}" + (f": {msg}" if msg else "") + "\n"
-                       f"traceback (most recent call last):\n{_reader_frames(exc)}", "raised", "raised") from None
+                       f"traceback (most recent call last):\n{_reader_frames(exc)}" + _unsent_advice(exc, fn),
+                       "raised", "raised") from None
     if guard.refused:
         raise Mismatch(f"your {what} called {guard.refused} on {case}", "refused", "refused")
     return result
@@ -461,7 +462,8 @@ def compute(task, forward, backward, groups, own_forward, reference=False, extra
             out[name] = [("fail", exc.what, exc.key, exc.kind)]
         except Exception as exc:  # noqa: BLE001 - the reader's code, run by the task's check
             out[name] = [("fail", f"your backward raised {type(exc).__name__} in the {name} check: {exc}\n"
-                          f"traceback (most recent call last):\n{_reader_frames(exc)}", "raised", "raised")]
+                          f"traceback (most recent call last):\n{_reader_frames(exc)}" + _unsent_advice(exc, backward),
+                          "raised", "raised")]
     return out
 
 
@@ -645,31 +647,28 @@ def ship(fn, where="check(task, backward)"):
                 raise TypeError(f"{where}: {f.__name__} uses {name}, a {type(v).__name__} defined where it runs, "
                                 "which the checker cannot send to the separate process that runs your code: "
                                 "define it in a file and import it, or inside the function")
-            else:  # not sent (the name may be an attribute's); a NameError for it is explained (_explain_unsent)
+            else:  # not sent (the name may be an attribute's); a NameError for it says so (_unsent_advice)
                 values[name] = ("unsent", type(v).__name__)
     return {"root": fn.__name__, "functions": functions, "globals": values}
 
 
-def _explain_unsent(results, specs):
-    """Add to a failure whose NameError names a global ship() could not send what to do."""
-    unsent = {n: v[1] for spec in specs if spec for n, v in spec["globals"].items() if v[0] == "unsent"}
-    for entries in results.values():
-        if not isinstance(entries, list):
-            continue
-        for i, entry in enumerate(entries):
-            if entry[0] != "fail":
-                continue
-            for name, kind in unsent.items():
-                if f"NameError: name '{name}' is not defined" in entry[1]:
-                    entries[i] = (entry[0], entry[1] + f"\n{name} is a {kind} defined where your code runs, which the "
-                                  "checker does not send to its separate process (it sends modules, functions, numbers, "
-                                  "strings, tensors and tuples or lists of them): define it inside the function",
-                                  *entry[2:])
+_UNSENT = "__unsent__"  # rebuild() keeps here, in the rebuilt functions' globals, the names ship() did not send
+
+
+def _unsent_advice(exc, fn):
+    """What to do, when ``exc`` is the NameError of a global that ship() did not send for ``fn``."""
+    kind = (getattr(fn, "__globals__", {}).get(_UNSENT) or {}).get(getattr(exc, "name", None)) \
+        if isinstance(exc, NameError) else None
+    return "" if kind is None else (
+        f"\n{exc.name} is a {kind} defined where your code runs, which the checker does not send to its separate "
+        "process (it sends modules, functions, numbers, strings, tensors and tuples or lists of them): define it "
+        "inside the function")
 
 
 def rebuild(spec):
     """The function ``spec`` (from ship()) describes, in this process."""
-    ns = {"__builtins__": builtins, "__name__": "workshop_reader"}
+    ns = {"__builtins__": builtins, "__name__": "workshop_reader",
+          _UNSENT: {name: value[1] for name, value in spec["globals"].items() if value[0] == "unsent"}}
     for name, value in spec["globals"].items():
         if value[0] == "module":
             ns[name] = importlib.import_module(value[1])
@@ -941,7 +940,6 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     groups = draw(mod, seed)
     results, printed = _in_child(mod, request, groups)
-    _explain_unsent(results, (request.get("backward"), request.get("forward")))
     own_forward = results.pop("own_forward", forward is not None)
     report = Report(f"check {mod.NAME} ({who}): {mod.TITLE}")
     report.note("seed", f"{seed} (the same seed replays these cases)")
