@@ -19,8 +19,10 @@ A general sentence is
   prose lines before it, with no heading in between;
 - *linked* when it, or the paragraph, list item or table cell it is in, links to a section
   (``page.md#anchor`` or ``#anchor``, not a page's title) that holds a block the harness runs;
-- *reviewed* when ``claims_reviewed.toml`` holds an entry for its page and its normalised text
-  (``normalise``: Markdown marks and link targets removed, spaces collapsed, case folded), with
+- *reviewed* when ``claims_reviewed.toml`` holds an entry for its page (``page``, or one of
+  ``pages`` for a sentence several pages share, such as a generated notebook cell) and its
+  normalised text (``normalise``: Markdown marks and link targets removed, spaces collapsed,
+  case folded), with
   a resolution: ``shown_by = "docs/page.md#anchor"`` (a section that holds a run block, checked)
   or ``kind`` (definition, advice, reader, book, not-general) and ``why``;
 - else *open*.
@@ -355,13 +357,28 @@ def load_reviews(path: Path = REVIEWED) -> list[dict]:
     return data.get("claim", [])
 
 
+def _per_page(reviews: list[dict]):
+    """(entry number, review of one page): an entry that names ``pages`` (a list) stands for
+    one review per page, each of which must hold the sentence."""
+    for n, r in enumerate(reviews, 1):
+        pages = r.get("pages")
+        if pages is None or "page" in r:
+            yield n, r
+        elif isinstance(pages, list) and pages and all(isinstance(page, str) and page for page in pages):
+            for page in pages:
+                yield n, {**{k: v for k, v in r.items() if k != "pages"}, "page": page}
+        else:
+            yield n, {**r, "page": None}
+
+
 def classify(book: Book, reviews: list[dict]):
     """Each general sentence with its result; and the stale or malformed reviews."""
     index, problems = {}, []
-    for n, r in enumerate(reviews, 1):
-        where = f"{rel(REVIEWED)} entry {n} ({r.get('page')})"
-        if not r.get("page") or not r.get("sentence"):
-            problems.append(f"{where}: an entry needs page and sentence")
+    for n, r in _per_page(reviews):
+        where = f"{rel(REVIEWED)} entry {n} ({r.get('page') or r.get('pages')})"
+        if not r.get("page") or not r.get("sentence") or "pages" in r:
+            problems.append(f"{where}: an entry needs a sentence and either page (a path) or pages "
+                            "(a list of paths)")
             continue
         if "shown_by" in r:
             if not book.anchor_holds_block(r["shown_by"]):

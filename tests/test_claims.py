@@ -107,6 +107,22 @@ def test_reviews_resolve_entries_and_stale_or_malformed_reviews_fail(tmp_path):
     assert any("not a section that holds a run block" in p for p in problems)
 
 
+def test_one_review_names_every_page_that_shares_its_sentence_and_each_must_hold_it(tmp_path):
+    sentence = "Every tensor that a backward needs is saved in its node."
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text(UNSHOWN, encoding="utf-8")
+    second.write_text(UNSHOWN, encoding="utf-8")
+    review = {"pages": [str(first), str(second)], "sentence": sentence, "kind": "definition", "why": "x"}
+    found, problems = claims.classify(claims.Book([first, second]), [review])
+    assert [s.result for s in found] == ["reviewed", "reviewed"] and not problems
+    second.write_text(UNSHOWN.replace(sentence, "Every tensor is saved."), encoding="utf-8")
+    _, problems = claims.classify(claims.Book([first, second]), [review])
+    assert problems == [f"{claims.rel(claims.REVIEWED)}: stale review, no longer on {second}: {sentence!r}"]
+    for bad in ({**review, "pages": []}, {**review, "pages": str(first)}, {**review, "page": str(first)}):
+        found, problems = claims.classify(claims.Book([first]), [bad])
+        assert [s.result for s in found] == ["open"] and "either page (a path) or pages" in problems[0], bad
+
+
 def test_the_reviews_name_blocks_that_exist():
     book = claims.Book()
     for review in claims.load_reviews():
