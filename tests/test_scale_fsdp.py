@@ -98,9 +98,11 @@ def test_optimizer_order_hooks_and_distributed_masks(tour):
         first, after = r["optimizer order"]["optimizer first"], r["optimizer order"]["fully_shard first"]
         assert first["changed"] == [False, False] and first["holds"] == [False, False] and first["exp_avg"] == []
         assert after["changed"] == [True, True] and after["holds"] == [True, True]
+        late = r["optimizer order"]["no_grad forward first"]    # holds the root's gathered weight
+        assert late["changed"] == [True, False] and late["holds"] == [True, False]
         local = (3, 4) if rank == 0 else (2, 4)
         assert after["exp_avg"] == [("DTensor", local)]
-        assert r["hooks"] == [("register_post_accumulate_grad_hook", "DTensor", local)]
+        assert r["hooks"] == {"sync off": [], "sync on": [("register_post_accumulate_grad_hook", "DTensor", local)]}
         assert r["mask"] == local
         assert r["one element"] is True                  # a one-element plain tensor is taken as replicated
 

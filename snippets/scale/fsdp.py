@@ -80,19 +80,27 @@ def _grad_numel(model):
 
 # --8<-- [start:optimizer_order]
 def optimizer_order(rank, world_size):
-    """One Adam step with the optimizer made before ``fully_shard``, and one with it made after:
-    did the weights change, and what state did Adam keep for the first weight?"""
+    """One Adam step with the optimizer made before ``fully_shard``, one with it made after, and
+    one made after a forward without backward (the root's unit holding the last weight): did
+    the weights change, and what state did Adam keep for the first weight?"""
     mesh = init_device_mesh("cpu", (world_size,))
     out = {}
-    for order in ("optimizer first", "fully_shard first"):
+    for order in ("optimizer first", "fully_shard first", "no_grad forward first"):
         model = make_model()
         if order == "optimizer first":
             opt = torch.optim.Adam(model.parameters(), lr=0.1)
             shard_model(model, mesh)
-        else:
+        elif order == "fully_shard first":
             shard_model(model, mesh)
             opt = torch.optim.Adam(model.parameters(), lr=0.1)
+        else:
+            fully_shard(model[0], mesh=mesh)
+            fully_shard(model, mesh=mesh)             # the root: model[2]'s weight is its own
         before = [p.full_tensor() for p in model.parameters()]
+        if order == "no_grad forward first":
+            with torch.no_grad():
+                model(shard(rank, world_size))        # an evaluation: the root's weight stays gathered
+            opt = torch.optim.Adam(model.parameters(), lr=0.1)
         loss_fn(model, shard(rank, world_size)).backward()
         opt.step()
         first = opt.param_groups[0]["params"][0]       # what the optimizer holds for 0.weight
@@ -202,7 +210,7 @@ def mixed_precision(rank, world_size):
 # --8<-- [start:hooks]
 def hooks_on_a_sharded_parameter(rank, world_size):
     """A tensor hook and a post-accumulate-grad hook on a sharded parameter: which fire, and
-    with what."""
+    with what, in a backward with gradient sync off and then in one with it on."""
     mesh = init_device_mesh("cpu", (world_size,))
     model = shard_model(make_model(), mesh)
     fired = []
@@ -211,8 +219,12 @@ def hooks_on_a_sharded_parameter(rank, world_size):
     weight.register_post_accumulate_grad_hook(
         lambda p: fired.append(("register_post_accumulate_grad_hook", type(p.grad).__name__,
                                 tuple(p.grad.to_local().shape))))
-    loss_fn(model, shard(rank, world_size)).backward()
-    return fired
+    out = {}
+    for sync in (False, True):                        # an accumulation step, then the last one
+        model.set_requires_gradient_sync(sync)
+        loss_fn(model, shard(rank, world_size)).backward()
+        out[f"sync {'on' if sync else 'off'}"], fired = fired, []
+    return out
 # --8<-- [end:hooks]
 
 
