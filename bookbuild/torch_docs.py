@@ -74,12 +74,13 @@ def _owner(anchor: str, names: str) -> dict:
 DOCS: dict[str, tuple[str, str]] = {
     # torch.md: autosummary lists under currentmodule torch
     **_generated("torch", """
-        abs add allclose arange are_deterministic_algorithms_enabled broadcast_shapes cat chunk clamp compile
+        abs add allclose arange are_deterministic_algorithms_enabled as_tensor broadcast_shapes cat chunk clamp
+        compile
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye from_numpy full full_like
         Generator get_autocast_dtype get_num_threads get_rng_state histc initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
         isnan lgamma linspace
-        log log1p logsumexp manual_seed maximum nextafter no_grad ones ones_like outer rand rand_like randint
+        log log1p logsumexp manual_seed maximum mv nextafter no_grad ones ones_like outer rand rand_like randint
         randn randperm set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
         triu_indices use_deterministic_algorithms vmap where zeros zeros_like"""),
     **_generated("torch", "set_grad_enabled inference_mode", listed_under="torch.autograd.grad_mode"),
@@ -104,7 +105,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
-                                                   "torch.float32.is_floating_point"),
+                                                   "torch.uint8 torch.float32.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided"),
     "torch.finfo": ("inline", "type_info.html#torch.torch.finfo"),
     "torch.iinfo": ("inline", "type_info.html#torch.torch.iinfo"),
@@ -185,7 +186,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_inline("deterministic.html", "torch.utils.deterministic", "fill_uninitialized_memory"),
     **_inline("backends.html", "torch.backends.cudnn", "benchmark deterministic is_available"),
     **_inline("special.html", "torch.special", "gammainc"),
-    **_generated("torch.linalg", "eigvalsh vector_norm"),
+    **_generated("torch.linalg", "eigvalsh matrix_norm vector_norm"),
     **_inline("distributed.html", "torch.distributed", "all_reduce get_world_size ReduceOp"),
     **_owner("distributed.html#torch.distributed.ReduceOp", "torch.distributed.ReduceOp.SUM"),
     # autofunction torch.distributed.device_mesh.init_device_mesh
