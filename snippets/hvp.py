@@ -12,7 +12,16 @@ import torch
 import snippets.jvp_rules  # noqa: F401 - forward mode loaded quietly (torch.func.jvp below)
 
 
-def _check_point(f, x, v):
+def _refuse_inference_mode(name):
+    """Raise inside torch.inference_mode(), where enable_grad turns grad mode on and still
+    nothing is recorded: a second derivative would come back as zeros (or a constant), silently."""
+    if torch.is_inference_mode_enabled():
+        raise RuntimeError(f"{name} needs autograd, which torch.inference_mode() turns off even inside "
+                           "enable_grad: call it outside inference_mode (under torch.no_grad() it works)")
+
+
+def _check_point(f, x, v, name):
+    _refuse_inference_mode(name)
     if not callable(f):
         raise TypeError(f"f must be a function of one tensor returning a scalar, got {type(f).__name__}")
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
@@ -46,8 +55,9 @@ def hvp_double_backward(f, x, v):
     own; then the gradient of ``g`` with ``grad_outputs=v``, which is ``v^T H = (H v)^T``
     (``H`` is symmetric). A function whose gradient is constant in ``x`` (a zero Hessian:
     ``(2 * x).sum()``, a constant) gives zeros, as ``torch.autograd.functional.hvp`` does.
+    Refused under ``torch.inference_mode()``, where both would give zeros for every ``f``.
     """
-    _check_point(f, x, v)
+    _check_point(f, x, v, "hvp_double_backward")
     x = x.detach().requires_grad_(True)   # a fresh leaf: the caller's tensor is not touched
     with torch.enable_grad():             # works even when called under torch.no_grad()
         out = f(x)
@@ -66,8 +76,9 @@ def hvp_double_backward(f, x, v):
 
 # --8<-- [start:three_ways]
 def hvp_three_ways(f, x, v):
-    """``{"double backward": Hv, "autograd.functional.hvp": Hv, "torch.func": Hv}``."""
-    _check_point(f, x, v)
+    """``{"double backward": Hv, "autograd.functional.hvp": Hv, "torch.func": Hv}``; refused under
+    ``torch.inference_mode()``, as hvp_double_backward is."""
+    _check_point(f, x, v, "hvp_three_ways")
     _, hv_functional = torch.autograd.functional.hvp(f, x, v)
     # forward-over-reverse: the directional derivative (jvp) of the gradient function
     # (snippets.jvp_rules, imported above, keeps torch's first-use warning quiet).
@@ -94,9 +105,7 @@ def gradient_penalty(critic, real, fake):
     batch is refused (the mean of no samples is NaN).
     """
     _check_batches(critic, real, fake)
-    if torch.is_inference_mode_enabled():  # enable_grad turns grad mode on there, and still nothing is recorded
-        raise RuntimeError("gradient_penalty needs autograd, which torch.inference_mode() turns off even inside "
-                           "enable_grad: call it outside inference_mode (under torch.no_grad() it works)")
+    _refuse_inference_mode("gradient_penalty")
     with torch.enable_grad():
         alpha = torch.rand(real.shape[0], 1, dtype=real.dtype, device=real.device)  # (N, 1), one mix per sample
         x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)

@@ -104,6 +104,19 @@ def test_penalty_refuses_inference_mode():
         assert torch.is_grad_enabled() and not critic(torch.randn(4, 2).requires_grad_(True)).requires_grad
 
 
+def test_hessian_vector_products_refuse_inference_mode():
+    # there the double backward and torch.autograd.functional.hvp return zeros for any f, silently
+    f = lambda t: (t ** 3).sum() + t[0] * t[1]  # noqa: E731 - H v = (5, -11) at x = (1, 2), v = (1, -1)
+    x, v = torch.tensor([1.0, 2.0]), torch.tensor([1.0, -1.0])
+    for fn in (hvp_double_backward, hvp_three_ways):
+        with torch.inference_mode(), pytest.raises(RuntimeError, match=rf"^{fn.__name__} needs autograd"):
+            fn(f, x, v)
+    with torch.inference_mode():  # what the refusal guards against
+        assert torch.equal(torch.autograd.functional.hvp(f, x, v)[1], torch.zeros(2))
+    with torch.no_grad():         # under no_grad the product is right
+        assert torch.equal(hvp_double_backward(f, x, v), torch.tensor([5.0, -11.0]))
+
+
 def test_penalty_rejects_bad_shapes():
     critic = nn.Linear(2, 1)
     with pytest.raises(ValueError, match=r"must both be \(N, D\)"):
