@@ -157,7 +157,8 @@ def accumulate(rank, world_size, use_no_sync=True):
 # --8<-- [start:no_sync_forward]
 def no_sync_decided_at_forward(rank, world_size):
     """DDP's all-reduces counted after a forward inside ``no_sync()`` with its backward outside,
-    then after a forward outside with its backward inside."""
+    after a forward outside with its backward inside, then after each of two backward passes
+    of one forward (the first with ``retain_graph=True``)."""
     x, y = shard(rank, world_size)
     ddp = DDP(make_model())
     state = {"calls": 0}
@@ -169,6 +170,11 @@ def no_sync_decided_at_forward(rank, world_size):
     loss = loss_fn(ddp, x, y)                         # forward outside
     with ddp.no_sync():
         loss.backward()                               # backward inside
+    calls.append(state["calls"])
+    loss = loss_fn(ddp, x, y)                         # one forward, two backward passes
+    loss.backward(retain_graph=True)
+    calls.append(state["calls"])
+    loss.backward()                                   # the second: not reduced, .grad += local
     calls.append(state["calls"])
     return calls
 # --8<-- [end:no_sync_forward]
