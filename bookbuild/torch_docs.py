@@ -91,7 +91,8 @@ DOCS: dict[str, tuple[str, str]] = {
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
         abs add_ all amax any argmax backward bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
-        data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float gather grad half imag
+        data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
+        imag
         index_add_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
@@ -136,7 +137,8 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.func", "functional_call grad hessian jacfwd jacrev jvp vjp vmap"),
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
-        BatchNorm1d BatchNorm2d BatchNorm3d Dropout Embedding LazyBatchNorm1d LazyBatchNorm2d LazyBatchNorm3d
+        BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Embedding LazyBatchNorm1d LazyBatchNorm2d
+        LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
         SyncBatchNorm Tanh"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),
