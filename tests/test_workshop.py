@@ -562,6 +562,8 @@ SHORTCUT_VERDICTS = {
                            "results back: nothing was checked"),
     "layernorm__aten_backward_op": (1, "your backward called native_layer_norm_backward (a backward op of aten)"),
     "layernorm__grad_fn_by_hand": (1, "your backward called requires_grad_, which made a tensor that requires grad"),
+    "layernorm__decomposition": (1, "your backward called native_layer_norm_backward of torch._decomp (torch's own "
+                                    "backward formula)"),
     "softmax_ce__restores_the_entry_point": (1, "your backward called torch.autograd.forward_ad.dual_level.__enter__ "
                                                 "(autograd)"),
 }

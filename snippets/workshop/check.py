@@ -289,9 +289,15 @@ class _Watch(TorchFunctionMode):
         return out
 
 
+# torch's own backward formulas written in Python (torch._decomp's decompositions of aten's
+# backward ops, torch._refs): a function there whose name says backward is refused as the op is
+_TORCH_FORMULAS = tuple(str(Path(torch.__file__).parent / d) + "/" for d in ("_decomp", "_refs"))
+
+
 class _Guard:
-    """While the reader's code runs: refuse autograd, aten's backward ops and calls into the
-    reference solution (the book's code in ``files``, except the tasks' given ``forward``)."""
+    """While the reader's code runs: refuse autograd, aten's backward ops (and torch's Python
+    versions of them) and calls into the reference solution (the book's code in ``files``,
+    except the tasks' given ``forward``)."""
 
     def __init__(self, files):
         self.refused, self.files = None, files
@@ -317,6 +323,9 @@ class _Guard:
                 self.refuse(f"{self.codes[code]} (autograd)")
             if code.co_filename in self.autograd_files and code.co_name != "vmap":
                 self.refuse(f"{self.autograd_files[code.co_filename]}.{code.co_qualname} (autograd)")
+            if "backward" in code.co_name and code.co_filename.startswith(_TORCH_FORMULAS):
+                module = Path(code.co_filename).parent.name
+                self.refuse(f"{code.co_name} of torch.{module} (torch's own backward formula)")
             if code.co_filename in self.files and not self._in_given(frame):
                 self.refuse(f"{code.co_name} of {Path(code.co_filename).stem} (the book's reference solution)")
         elif event == "c_call" and "backward" in getattr(arg, "__name__", ""):
