@@ -53,6 +53,12 @@ def test_a_forward_under_no_grad_skips_the_next_forwards_buffer_copy(tour):
         assert r["buffers after evaluation"] == [10.0 + rank + 1, 11.0]
 
 
+def test_only_the_deprecated_broadcast_buffers_false_skips_the_copy_at_construction(tour):
+    for rank, r in enumerate(tour):
+        assert r["buffers at construction"] == {"broadcast_buffers=False": 10.0 + rank,  # its own
+                                                "forward_sync_buffers=False": 10.0}      # rank 0's
+
+
 def test_ddp_grad_is_the_mean_of_the_local_gradients_and_the_full_batch_gradient(tour):
     local = [grad_of([[1.0, 1.0]], *rows(rank)) for rank in range(2)]
     full = grad_of([[1.0, 1.0]], X, Y)
@@ -77,6 +83,8 @@ def test_buckets_are_one_at_the_first_step_then_cut_at_the_cap_in_the_order_grad
         assert later[0] == later[1] and sum(later[0]) == 4 * layer and len(later[0]) > 1
         for size in later[0][:-1]:                    # a bucket closes at the first layer that fills the cap
             assert size >= cap and size - layer < cap
+        # static_graph waits one more step before it cuts, and cuts the same way
+        assert r["buckets, static_graph"] == [first, first, later[0]]
 
 
 def test_no_sync_is_decided_by_where_the_forward_ran(tour):

@@ -30,6 +30,7 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 
 # --8<-- [start:imports]
 import math
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -131,6 +132,21 @@ def buffers_after_evaluation(rank, world_size):
 # --8<-- [end:buffers_skipped]
 
 
+# --8<-- [start:buffers_at_construction]
+def buffers_at_construction(rank, world_size):
+    """Each rank's own buffer after ``DDP(...)``, under the two ways to turn buffer copies off."""
+    out = {}
+    for option in ("broadcast_buffers", "forward_sync_buffers"):
+        model = make_model()
+        model.register_buffer("seen", torch.tensor(rank + 10.0))  # rank 0: 10, rank 1: 11
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)        # broadcast_buffers is deprecated
+            DDP(model, **{option: False})
+        out[f"{option}=False"] = model.seen.item()
+    return out
+# --8<-- [end:buffers_at_construction]
+
+
 # --8<-- [start:accumulate]
 def accumulate(rank, world_size, use_no_sync=True):
     """Two micro-batches of one row each, the loss scaled by 1/2; count DDP's all-reduces
@@ -193,11 +209,12 @@ def with_summing_hook(rank, world_size):
 
 
 # --8<-- [start:buckets]
-def bucket_sizes(rank, world_size):
+def bucket_sizes(rank, world_size, **options):
     """Four ``Linear(16, 16, bias=False)`` layers (256 float32 weights, 1 KiB, each) under DDP
-    with buckets capped at 2.5 KiB: the elements of each bucket DDP all-reduced, at three steps."""
+    with buckets capped at 2.5 KiB: the elements of each bucket DDP all-reduced, at three steps.
+    ``options`` go to ``DDP``."""
     model = nn.Sequential(*(nn.Linear(16, 16, bias=False) for _ in range(4)))
-    ddp = DDP(model, bucket_cap_mb=2.5 / 1024)        # the cap is given in MiB
+    ddp = DDP(model, bucket_cap_mb=2.5 / 1024, **options)  # the cap is given in MiB
     sizes, per_step = [], []
     ddp.register_comm_hook(sizes, bucket_sizes_mean_hook)
     for _ in range(3):
@@ -346,8 +363,10 @@ def tour(rank, world_size):
         "every micro-batch": accumulate(rank, world_size, use_no_sync=False),
         "no_sync at forward": no_sync_decided_at_forward(rank, world_size),
         "buffers after evaluation": buffers_after_evaluation(rank, world_size),
+        "buffers at construction": buffers_at_construction(rank, world_size),
         "summing": with_summing_hook(rank, world_size),
         "buckets": bucket_sizes(rank, world_size),
+        "buckets, static_graph": bucket_sizes(rank, world_size, static_graph=True),
         "unused, default": unused_parameters(rank, world_size, find_unused_parameters=False),
         "unused, found": unused_parameters(rank, world_size, find_unused_parameters=True),
         "output node": output_nodes(rank, world_size),
