@@ -121,13 +121,19 @@ def tracking_profile(model, x, how):
     model.train(how not in ("eval", "eval+inference_mode"))
     try:
         before = norms[0].running_mean.clone()
-        with track_saved(exclude=model.parameters()) as saved:
-            out = _forward(model, x, how)
+        during = []  # the parameters' flags, read inside the construct, where it is in effect
+        hook = model.register_forward_hook(
+            lambda module, args, output: during.append(all(p.requires_grad for p in module.parameters())))
+        try:
+            with track_saved(exclude=model.parameters()) as saved:
+                out = _forward(model, x, how)
+        finally:
+            hook.remove()
         result = {
             "saves": saved.calls,
             "kept_bytes": saved.alive_bytes(),
             "requires_grad": out.requires_grad,
-            "params_require_grad": all(p.requires_grad for p in model.parameters()),
+            "params_require_grad": during[0],
             "bn_stats_move": not torch.equal(before, norms[0].running_mean),
             "dropout_active": not torch.equal(out, _forward(model, x, how)),
         }

@@ -4,6 +4,7 @@ under no_grad, modes checked module by module, bytes checked against the saved-t
 import pytest
 import torch
 
+from snippets import evaluation
 from snippets.evaluation import HOWS, evaluate, evaluating, tracking_profile
 from snippets.saved_bytes import track_saved
 
@@ -151,6 +152,24 @@ def test_tracking_profile_against_direct_observation():
         assert profile[how]["version_counter"] is not inference
         assert profile[how]["joins_graph"] is not inference
         assert profile[how]["params_require_grad"]
+
+
+def test_params_require_grad_is_read_during_the_pass(monkeypatch):
+    # a construct that froze the parameters for the pass and unfroze them after it: the
+    # profile must see the frozen flag (a reading taken after the construct saw True)
+    real_forward = evaluation._forward
+
+    def freezing_forward(model, x, how):
+        model.requires_grad_(False)
+        try:
+            return real_forward(model, x, how)
+        finally:
+            model.requires_grad_(True)
+
+    monkeypatch.setattr(evaluation, "_forward", freezing_forward)
+    model = make_model()
+    assert tracking_profile(model, torch.randn(16, D_IN), "no_grad")["params_require_grad"] is False
+    assert all(p.requires_grad for p in model.parameters())
 
 
 def test_tracking_profile_bytes_match_a_hand_count():
