@@ -1,5 +1,6 @@
 """snippets/edge_semantics.py: the kink table's values against the documented rule, the
-complex-gradient convention against real autograd, and the input checks."""
+complex-gradient convention against central differences in the real and imaginary parts, and
+the input checks."""
 
 import pytest
 import torch
@@ -38,7 +39,31 @@ def test_the_by_parts_gradient_is_not_the_holomorphic_derivative():
     # for Re(z^2) the complex derivative is 2z; the convention gives its conjugate
     z = torch.tensor(1 + 2j, dtype=torch.complex128)
     g = complex_grad_by_parts(lambda t: (t * t).real, z)
-    assert g == torch.conj(2 * z) and g != 2 * z
+    torch.testing.assert_close(g, torch.conj(2 * z))
+    assert not torch.allclose(g, 2 * z)
+
+
+def test_the_by_parts_reference_does_not_use_complex_autograd():
+    # a loss whose complex backward is wrong (the conjugate dropped): z.grad follows it, the
+    # reference does not, so the page's comparison can fail
+    class SquareNoConj(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * 2 * t                                   # torch's rule: g * conj(2t)
+
+    def loss(t):
+        return SquareNoConj.apply(t).real
+
+    z = torch.tensor(1 + 2j, dtype=torch.complex128)
+    leaf = z.clone().requires_grad_(True)
+    loss(leaf).backward()
+    assert not torch.allclose(leaf.grad, complex_grad_by_parts(loss, z))
 
 
 def test_bad_inputs_are_named():
