@@ -629,7 +629,8 @@ RANK_FUNCTION = ("a rank function: run_ranks calls it in each process of a job w
 RANK_FUNCTIONS = {
     "scale.ddp": "construction_and_average accumulate with_summing_hook unused_parameter_error unused_parameters "
                  "checkpoint_with_find_unused checkpointed_steps static_graph_tour tour accumulation_step "
-                 "accumulation_step_fixed logged_step buffers_after_evaluation no_sync_decided_at_forward "
+                 "accumulation_step_fixed logged_step buffers_after_evaluation buffers_at_construction "
+                 "no_sync_decided_at_forward "
                  "bucket_sizes output_nodes",
     "scale.fsdp": "optimizer_order sharded_parameters_and_gradients between_forward_and_backward accumulate "
                   "mixed_precision hooks_on_a_sharded_parameter local_shapes tour edit_gradient_with_a_tensor "
