@@ -288,7 +288,8 @@ def error_index(page_path: Path, pages) -> str:
         for old, torch in e.aliases:
             out += [f"Printed by {torch} as {_code(old)}.", ""]
         if e.cause:
-            out += [f"Cause: {e.cause}. Fix: {e.fix}.", ""]
+            cause, fix = (_rebase(cell, FAILURE_TABLE, page_path) for cell in (e.cause, e.fix))
+            out += [f"Cause: {cause}. Fix: {fix}.", ""]
         out += ["Shown in " + ", ".join(_link(s, page_path) for s in e.where) + ".", ""]
     return "\n".join(out)
 
@@ -353,6 +354,18 @@ def search_data(page_path: Path, pages, separator: str) -> dict:
 # The same index for the terminal: snippets/error_index.json, read by `python -m snippets.explain`
 # (the reader's package cannot import bookcheck). A test proves the file current.
 PACKAGED = DOCS.parent / "snippets" / "error_index.json"
+
+
+def _rebase(markdown: str, source: Path, target: Path) -> str:
+    """Markdown written on page ``source``, its relative links rewritten for page ``target``."""
+    def moved(m):
+        link = m.group(2)
+        if re.match(r"[a-z]+:|#|/", link):
+            return m.group(0)
+        path, _, anchor = link.partition("#")
+        new = os.path.relpath(source.parent / path, target.parent).replace(os.sep, "/")
+        return f"]({m.group(1)}{new}{'#' + anchor if anchor else ''})"
+    return re.sub(r"\]\((\s*)([^)\s]+)\)", moved, markdown)
 
 
 def _plain(markdown: str) -> str:

@@ -73,6 +73,16 @@ def test_the_failure_table_gives_its_cause_and_fix_to_the_messages_it_lists():
         assert hits, f"no block of the book shows the failure table's {type_name}: {fragments}"
 
 
+def test_a_link_in_the_failure_tables_cause_or_fix_still_leads_there_from_the_page_of_errors():
+    page = indexes.error_index(indexes.ERRORS_PAGE, PAGES)
+    links = re.findall(r"^Cause: .*?\]\(([^)]+)\)", page, re.M)
+    assert links, "no row of the failure table links a section in its cause or fix"
+    for link in re.findall(r"\]\(([^)#]+\.md)[^)]*\)", "\n".join(l for l in page.splitlines() if l.startswith("Cause: "))):
+        assert (indexes.ERRORS_PAGE.parent / link).resolve().is_file(), link
+    assert indexes._rebase("[a](x.md#b) [c](#d) [e](https://f)", DOCS / "part1" / "p.md", DOCS / "reference" / "q.md") == \
+        "[a](../part1/x.md#b) [c](#d) [e](https://f)"
+
+
 def test_links_to_pytorch_docs_name_the_verified_version():
     from bookcheck import versions
 
