@@ -5,8 +5,9 @@ or a list of floats), as a float64 tensor of the point's shape.
 
 ``complex_grad_by_parts(loss, z)``: for a real-valued ``loss`` of a complex tensor ``z``, the
 gradient written with the real and imaginary parts as two real variables x and y,
-``dL/dx + 1j * dL/dy``, computed without autograd: central differences in each x and each y
-(steps of 1e-6 in float64, so it agrees with the exact value to about 1e-9). PyTorch's
+``dL/dx + 1j * dL/dy``, computed without autograd: ``central_difference``
+(snippets/finite_diff.py) in x, then in y (steps of 1e-6 in float64, so it agrees with the
+exact value to about 1e-9). PyTorch's
 ``z.grad`` equals it: the page checks that convention against this independent reference.
 
 ``titled(source, title, description)``: mermaid ``source`` with ``accTitle`` and ``accDescr``
@@ -14,6 +15,8 @@ lines after its first line, so a generated diagram carries its accessible title.
 """
 
 import torch
+
+from snippets.finite_diff import central_difference
 
 
 def grad_at(fn, point):
@@ -41,25 +44,15 @@ def complex_grad_by_parts(loss, z):
     if not torch.isfinite(z).all():
         raise ValueError("z holds NaN or inf: pass a finite z")
     z = z.detach()
-
-    def value(t):
-        L = loss(t)
-        if not isinstance(L, torch.Tensor):
-            raise TypeError(f"loss must return a real 0-d tensor, got {type(L).__name__}")
-        if L.is_complex() or L.dim() != 0:
-            raise ValueError(f"loss must return a real 0-d tensor, got {L.dtype} of shape {tuple(L.shape)}")
-        return L.item()
-
-    value(z)  # the checks, before any step
-    h = 1e-6
-    grad = torch.zeros(z.numel(), dtype=torch.complex128)
-    for i in range(z.numel()):
-        for unit in (1.0, 1j):  # a step in x, then in y
-            step = torch.zeros(z.numel(), dtype=torch.complex128)
-            step[i] = h * unit
-            step = step.view(z.shape)
-            grad[i] += unit * (value(z + step) - value(z - step)) / (2 * h)
-    return grad.view(z.shape)
+    L = loss(z)
+    if not isinstance(L, torch.Tensor):
+        raise TypeError(f"loss must return a real 0-d tensor, got {type(L).__name__}")
+    if L.is_complex() or L.dim() != 0:
+        raise ValueError(f"loss must return a real 0-d tensor, got {L.dtype} of shape {tuple(L.shape)}")
+    x, y = z.real.clone(), z.imag.clone()  # float64, z's shape
+    gx = central_difference(lambda t: loss(torch.complex(t, y)), x)
+    gy = central_difference(lambda t: loss(torch.complex(x, t)), y)
+    return torch.complex(gx, gy)
 
 
 def titled(source, title, description):
