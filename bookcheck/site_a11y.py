@@ -312,22 +312,29 @@ def axe_in_modes(page, modes, every_rule=False) -> dict[str, list[str]]:
     found = {}
     for scheme, width in modes:
         switch_scheme(page, scheme)
-        resize(page, width)
-        found[f"{scheme}-{width}"] = axe_problems(page, every_rule=every_rule)
+        unmarked = resize(page, width)
+        found[f"{scheme}-{width}"] = unmarked + axe_problems(page, every_rule=every_rule)
     return found
 
 
 # After a resize (a window made narrower, a phone rotated) math.js, diagrams.js and Material (its
 # code blocks, where a pointer can hover) measure every display formula, drawn diagram and code
 # block again: the page is as one loaded at the new width once each is marked as wide (a scroll
-# region reachable by keyboard) exactly when it is wider than its box.
-MARKED_FOR_WIDTH = """() =>
-  Array.from(document.querySelectorAll('div.arithmatex')).every((el) => !el.querySelector('.katex')
-    || el.getAttribute('data-overflow') === (el.scrollWidth > el.clientWidth + 1 ? 'yes' : 'no'))
-  && Array.from(document.querySelectorAll('[data-book-diagram]')).every((el) =>
-    el.hasAttribute('tabindex') === (el.scrollWidth > el.clientWidth + 1))
-  && (!matchMedia('(hover)').matches || Array.from(document.querySelectorAll('.md-content pre > code')).every((el) =>
-    el.hasAttribute('tabindex') === (el.scrollWidth > el.offsetWidth)))"""
+# region reachable by keyboard) exactly when it is wider than its box. A code block inside a
+# closed collapsible is not drawn, so Material's observer of its size does not see the resize
+# until a reader opens it (and marks it then): it is left out.
+UNMARKED_FOR_WIDTH = """() => [].concat(
+  Array.from(document.querySelectorAll('div.arithmatex')).filter((el) => el.querySelector('.katex')
+    && el.getAttribute('data-overflow') !== (el.scrollWidth > el.clientWidth + 1 ? 'yes' : 'no'))
+    .map((el) => 'formula ' + JSON.stringify(el.textContent.trim().slice(0, 40)) + ' (data-overflow=' + el.getAttribute('data-overflow') + ')'),
+  Array.from(document.querySelectorAll('[data-book-diagram]')).filter((el) =>
+    el.hasAttribute('tabindex') !== (el.scrollWidth > el.clientWidth + 1))
+    .map((el) => 'diagram ' + JSON.stringify(el.getAttribute('aria-label') || '') + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)')),
+  !matchMedia('(hover)').matches ? [] : Array.from(document.querySelectorAll('.md-content pre > code')).filter((el) =>
+    !el.closest('details:not([open])') && el.hasAttribute('tabindex') !== (el.scrollWidth > el.offsetWidth))
+    .map((el) => 'code block ' + JSON.stringify(el.textContent.trim().split('\\n')[0].slice(0, 40)) + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)'))
+)"""
+MARKED_FOR_WIDTH = f"() => ({UNMARKED_FOR_WIDTH})().length === 0"
 
 
 # Material eases some changes of a resize or a scheme (its header, search overlay, colours) over
@@ -350,16 +357,20 @@ def wait_for_state(page, state: str, timeout_ms: int, polling: int) -> bool:
         return False
 
 
-def resize(page, width: int, height: int = 900, timeout_ms: int = 60000) -> None:
+def resize(page, width: int, height: int = 900, timeout_ms: int = 60000) -> list[str]:
     """The viewport made ``width`` x ``height`` CSS px, every formula, diagram and code block
-    marked for it (waited for up to ``timeout_ms``: one never marked is then left for the
-    checks to report, as on a page loaded at that width), and every transition the resize
-    started ended."""
+    marked for it (waited for up to ``timeout_ms``), and every transition the resize started
+    ended. Returns what is still not marked for the width after the wait (UNMARKED_FOR_WIDTH):
+    a page loaded at that width would show it marked, so each is a problem."""
     size = page.viewport_size or {}
     if (size.get("width"), size.get("height")) != (width, height):
         page.set_viewport_size({"width": width, "height": height})
-    wait_for_state(page, MARKED_FOR_WIDTH, timeout_ms, polling=100)
+    marked = wait_for_state(page, MARKED_FOR_WIDTH, timeout_ms, polling=100)
     page.evaluate(FINISH_TRANSITIONS)
+    if marked:
+        return []
+    return [f"not marked for {width} px {timeout_ms // 1000} s after a resize: {what}"
+            for what in page.evaluate(UNMARKED_FOR_WIDTH)]
 
 
 # Material's palette: the scheme each toggle label switches to, by the scheme the page shows.
