@@ -81,7 +81,7 @@ DOCS: dict[str, tuple[str, str]] = {
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
         isnan lgamma linspace
         log log1p logsumexp manual_seed maximum mv nextafter no_grad ones ones_like outer rand rand_like randint
-        randn randperm set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
+        randn randperm set_default_dtype set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
         triu_indices use_deterministic_algorithms vmap where zeros zeros_like"""),
     **_generated("torch", "set_grad_enabled inference_mode", listed_under="torch.autograd.grad_mode"),
     **_members("torch.Generator", "manual_seed"),
