@@ -53,10 +53,13 @@ def test_a_forward_under_no_grad_skips_the_next_forwards_buffer_copy(tour):
         assert r["buffers after evaluation"] == [10.0 + rank + 1, 11.0]
 
 
-def test_only_the_deprecated_broadcast_buffers_false_skips_the_copy_at_construction(tour):
+def test_only_broadcast_buffers_false_alone_or_init_sync_false_skips_the_copy_at_construction(tour):
     for rank, r in enumerate(tour):
-        assert r["buffers at construction"] == {"broadcast_buffers=False": 10.0 + rank,  # its own
-                                                "forward_sync_buffers=False": 10.0}      # rank 0's
+        # (buffer, weight): rank r starts with buffer 10 + r and weight 1 + r
+        assert r["buffers at construction"] == {"broadcast_buffers=False": (10.0 + rank, 1.0),
+                                                "forward_sync_buffers=False": (10.0, 1.0),
+                                                "both, forward_sync_buffers=True": (10.0, 1.0),
+                                                "init_sync=False": (10.0 + rank, 1.0 + rank)}
 
 
 def test_ddp_grad_is_the_mean_of_the_local_gradients_and_the_full_batch_gradient(tour):

@@ -133,16 +133,25 @@ def buffers_after_evaluation(rank, world_size):
 
 
 # --8<-- [start:buffers_at_construction]
+CONSTRUCTION_OPTIONS = {
+    "broadcast_buffers=False": {"broadcast_buffers": False},
+    "forward_sync_buffers=False": {"forward_sync_buffers": False},
+    "both, forward_sync_buffers=True": {"broadcast_buffers": False, "forward_sync_buffers": True},
+    "init_sync=False": {"init_sync": False},
+}
+
+
 def buffers_at_construction(rank, world_size):
-    """Each rank's own buffer after ``DDP(...)``, under the two ways to turn buffer copies off."""
+    """Each rank's own buffer and first weight after ``DDP(model, **options)``, for each of
+    CONSTRUCTION_OPTIONS: (buffer, weight)."""
     out = {}
-    for option in ("broadcast_buffers", "forward_sync_buffers"):
-        model = make_model()
+    for name, options in CONSTRUCTION_OPTIONS.items():
+        model = make_model(fill=rank + 1.0)                       # rank 0: weights 1, rank 1: 2
         model.register_buffer("seen", torch.tensor(rank + 10.0))  # rank 0: 10, rank 1: 11
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)        # broadcast_buffers is deprecated
-            DDP(model, **{option: False})
-        out[f"{option}=False"] = model.seen.item()
+            DDP(model, **options)
+        out[name] = (model.seen.item(), model.weight[0, 0].item())
     return out
 # --8<-- [end:buffers_at_construction]
 
