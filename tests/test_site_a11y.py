@@ -439,6 +439,19 @@ MODE_STATE = """() => {
 }"""
 
 
+def _settled_page(b, url, width, scheme="light", height=900, **options):
+    """A page of the site loaded at ``width`` x ``height`` in ``scheme`` (and playwright's
+    context ``options``), settled (site_check.SETTLED: its diagrams drawn and formulas typeset);
+    the caller closes its context."""
+    context = b.new_context(viewport={"width": width, "height": height}, color_scheme=scheme, **options)
+    context.add_init_script(site_check.TRACK_RENDERS)
+    context.add_init_script(site_a11y.INIT_SCRIPT)
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    site_check.Browser.settle(page)
+    return context, page
+
+
 # hand-trace: a diagram that scrolls at 390 px and not at 1440; chain-rule: a formula that does.
 @pytest.mark.parametrize("rel", ["part1/hand-trace/", "part1/chain-rule/"])
 def test_a_resize_and_the_palette_toggle_leave_a_page_as_a_load_in_that_mode(built, browser, rel):
@@ -448,13 +461,8 @@ def test_a_resize_and_the_palette_toggle_leave_a_page_as_a_load_in_that_mode(bui
     modes = [("light", 1440), ("dark", 390)]
 
     def state(b, url, loaded_in, shown_in):
-        context = b.new_context(viewport={"width": loaded_in[1], "height": 900}, color_scheme=loaded_in[0])
-        context.add_init_script(site_check.TRACK_RENDERS)
-        context.add_init_script(site_a11y.INIT_SCRIPT)
+        context, page = _settled_page(b, url, loaded_in[1], loaded_in[0])
         try:
-            page = context.new_page()
-            page.goto(url, wait_until="load")
-            site_check.Browser.settle(page)
             site_a11y.reveal_diagrams(page)
             site_a11y.resize(page, loaded_in[1])  # every formula, diagram and code block measured once
             site_a11y.switch_scheme(page, shown_in[0])
@@ -482,13 +490,8 @@ def test_a_resize_reports_what_stays_unmarked_and_leaves_out_folded_code(built, 
     and a notebook's folded solution, 390 -> 1440 px (each waited the whole minute before)."""
 
     def resized(b, url, start, end, mark_first=False):
-        context = b.new_context(viewport={"width": start, "height": 900})
-        context.add_init_script(site_check.TRACK_RENDERS)
-        context.add_init_script(site_a11y.INIT_SCRIPT)
+        context, page = _settled_page(b, url, start)
         try:
-            page = context.new_page()
-            page.goto(url, wait_until="load")
-            site_check.Browser.settle(page)
             assert site_a11y.resize(page, start) == []
             if mark_first:  # a short code block outside any collapsible made a tab stop by hand
                 page.evaluate("""() => { const c = Array.from(document.querySelectorAll('.md-content pre > code'))
@@ -726,14 +729,7 @@ EVERY_RULE_PAGES = {
 def _phone_page(b, url, scheme="light", width=390):
     """A page of the site opened on a phone (device pixels 2:1), settled (site_check.SETTLED:
     its diagrams drawn and formulas typeset); its context closes with it."""
-    context = b.new_context(viewport={"width": width, "height": 844}, is_mobile=width < 800,
-                            color_scheme=scheme, device_scale_factor=2)
-    context.add_init_script(site_check.TRACK_RENDERS)
-    context.add_init_script(site_a11y.INIT_SCRIPT)
-    page = context.new_page()
-    page.goto(url, wait_until="load")
-    site_check.Browser.settle(page)
-    return context, page
+    return _settled_page(b, url, width, scheme, height=844, is_mobile=width < 800, device_scale_factor=2)
 
 
 def test_a_wide_formula_scrolls_in_a_box_as_tall_as_it_with_a_hint_and_margins(served, browser):
