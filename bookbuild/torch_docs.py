@@ -154,7 +154,7 @@ DOCS: dict[str, tuple[str, str]] = {
         batch_norm binary_cross_entropy binary_cross_entropy_with_logits conv1d cross_entropy dropout embedding
         hardshrink
         gaussian_nll_loss group_norm huber_loss l1_loss layer_norm linear max_pool1d mse_loss one_hot poisson_nll_loss
-        relu relu_ scaled_dot_product_attention smooth_l1_loss softplus"""),
+        relu relu_ scaled_dot_product_attention smooth_l1_loss soft_margin_loss softplus"""),
     **_inline("nn.init.html", "torch.nn.init", "kaiming_normal_ normal_ orthogonal_ zeros_"),
     **_generated("torch.nn.attention", "sdpa_kernel SDPBackend"),
     **_owner("generated/torch.nn.attention.SDPBackend.html", """
@@ -182,6 +182,7 @@ DOCS: dict[str, tuple[str, str]] = {
         torch.utils.checkpoint.CheckpointPolicy.MUST_SAVE torch.utils.checkpoint.CheckpointPolicy.PREFER_RECOMPUTE"""),
     **_generated("torch.compiler", "disable reset set_stance"),
     "torch.ops.aten.rand_like.default": ("module", "torch.html"),  # an operator's overload: no entry
+    "torch.ops.aten.mm.default": ("module", "torch.html"),
     **_inline("testing.html", "torch.testing", "assert_close"),
     **_inline("random.html", "torch.random", "fork_rng"),
     **_inline("data.html", "torch.utils.data", "DataLoader Dataset"),
