@@ -322,8 +322,13 @@ def axe_in_modes(page, modes, every_rule=False) -> dict[str, list[str]]:
 # block again: the page is as one loaded at the new width once each is marked as wide (a scroll
 # region reachable by keyboard) exactly when it is wider than its box. A code block inside a
 # closed collapsible is not drawn, so Material's observer of its size does not see the resize
-# until a reader opens it (and marks it then): it is left out.
+# until a reader opens it (and marks it then): it is left out. reader.js measures the other
+# regions (tables, notebook outputs) 200 ms after a resize and records the width it measured at
+# (data-book-regions-width); a region it made a tab stop (data-book-scrolls, or named "...
+# (scrolls sideways)") must still scroll at the new width.
 UNMARKED_FOR_WIDTH = """() => [].concat(
+  [document.documentElement.getAttribute('data-book-regions-width')].filter((w) => w !== null && w !== String(innerWidth))
+    .map((w) => 'regions measured at ' + w + ' px by reader.js, not at ' + innerWidth),
   Array.from(document.querySelectorAll('div.arithmatex')).filter((el) => el.querySelector('.katex')
     && el.getAttribute('data-overflow') !== (el.scrollWidth > el.clientWidth + 1 ? 'yes' : 'no'))
     .map((el) => 'formula ' + JSON.stringify(el.textContent.trim().slice(0, 40)) + ' (data-overflow=' + el.getAttribute('data-overflow') + ')'),
@@ -332,7 +337,10 @@ UNMARKED_FOR_WIDTH = """() => [].concat(
     .map((el) => 'diagram ' + JSON.stringify(el.getAttribute('aria-label') || '') + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)')),
   !matchMedia('(hover)').matches ? [] : Array.from(document.querySelectorAll('.md-content pre > code')).filter((el) =>
     !el.closest('details:not([open])') && el.hasAttribute('tabindex') !== (el.scrollWidth > el.offsetWidth))
-    .map((el) => 'code block ' + JSON.stringify(el.textContent.trim().split('\\n')[0].slice(0, 40)) + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)'))
+    .map((el) => 'code block ' + JSON.stringify(el.textContent.trim().split('\\n')[0].slice(0, 40)) + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)')),
+  Array.from(document.querySelectorAll('[data-book-scrolls], [tabindex][aria-label$="(scrolls sideways)"]')).filter((el) =>
+    !el.closest('details:not([open])') && !(el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1))
+    .map((el) => 'region ' + JSON.stringify(el.getAttribute('aria-label') || el.tagName.toLowerCase()) + ' (a tab stop, not wide)')
 )"""
 MARKED_FOR_WIDTH = f"() => ({UNMARKED_FOR_WIDTH})().length === 0"
 

@@ -425,7 +425,8 @@ def test_templates_cover_every_kind_of_page(built):
 
 
 # What axe reads of a page that depends on its mode: the scheme, the colours of each kind of
-# element, which formulas, diagrams and code blocks are scroll regions.
+# element, which formulas, diagrams and code blocks are scroll regions, and every tab stop of
+# the content a reader can reach (outside closed collapsibles), by its name.
 MODE_STATE = """() => {
   const kinds = ["body", ".md-header", ".md-tabs", ".md-sidebar .md-nav__link", ".md-typeset a",
     ".md-typeset code", ".highlight .kn, .highlight .k", ".highlight .c1", ".highlight .mi",
@@ -435,7 +436,10 @@ MODE_STATE = """() => {
   return { scheme: document.body.getAttribute("data-md-color-scheme"), colours,
     formulas: Array.from(document.querySelectorAll("div.arithmatex")).map((el) => el.getAttribute("data-overflow")),
     diagrams: Array.from(document.querySelectorAll("[data-book-diagram]")).map((el) => el.hasAttribute("tabindex")),
-    code: Array.from(document.querySelectorAll(".md-content pre > code")).map((el) => el.hasAttribute("tabindex")) };
+    code: Array.from(document.querySelectorAll(".md-content pre > code")).filter((el) => !el.closest("details:not([open])"))
+      .map((el) => el.hasAttribute("tabindex")),
+    stops: Array.from(document.querySelectorAll(".md-content [tabindex]")).filter((el) => !el.closest("details:not([open])"))
+      .map((el) => el.getAttribute("aria-label") || el.tagName.toLowerCase()) };
 }"""
 
 
@@ -452,8 +456,9 @@ def _settled_page(b, url, width, scheme="light", height=900, **options):
     return context, page
 
 
-# hand-trace: a diagram that scrolls at 390 px and not at 1440; chain-rule: a formula that does.
-@pytest.mark.parametrize("rel", ["part1/hand-trace/", "part1/chain-rule/"])
+# hand-trace: a diagram and two tables that scroll at 390 px and not at 1440; chain-rule: a
+# formula that does; a notebook: a table and an output that do, and a folded solution.
+@pytest.mark.parametrize("rel", ["part1/hand-trace/", "part1/chain-rule/", "notebooks/01-hand-trace/"])
 def test_a_resize_and_the_palette_toggle_leave_a_page_as_a_load_in_that_mode(built, browser, rel):
     """site_a11y.axe_in_modes checks several modes on one load, with the reader's resize and
     palette toggle between them: what axe reads then (MODE_STATE) is what a load in that mode

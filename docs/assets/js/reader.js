@@ -2,6 +2,8 @@
 // notebook output wider than its column gets tabindex="0" (and a name, for screen readers),
 // on the first page and after every instant navigation (Material's document$). Diagrams are
 // handled by diagrams.js. Each region's name is its own ("Code block 3 (scrolls sideways)").
+// After a resize, a region made reachable here that no longer scrolls (a phone turned to
+// landscape) is given back what it had: no tab stop, no role, no name.
 // Landmarks are told apart too: the bar Material puts over each code block for its copy button
 // is a <nav> without a name (every code block a navigation landmark of the same name), so it is
 // marked as a plain container (role="none"; its button keeps its own name); and a section of
@@ -29,12 +31,24 @@
   function reachable(el) {
     if (el.hasAttribute("tabindex") || el.querySelector("a, button, input, [tabindex]")) return;
     el.setAttribute("tabindex", "0");
+    el.setAttribute("data-book-scrolls", "");
     if (!el.hasAttribute("aria-label") && el.tagName !== "TABLE") {
+      el.setAttribute("data-book-named", "");
       var name = el.matches(".jp-OutputArea-output pre") ? "Output " + number(el, ".jp-OutputArea-output pre")
         : el.tagName === "CODE" ? "Code block " + number(el, ".md-typeset pre > code")
         : "Table " + number(el, ".md-typeset .md-typeset__scrollwrap, .jupyter-wrapper .jp-OutputArea-output table");
       el.setAttribute("role", "region");
       el.setAttribute("aria-label", name + " (scrolls sideways)");
+    }
+  }
+
+  function unreachable(el) {
+    el.removeAttribute("data-book-scrolls");
+    if (el.getAttribute("tabindex") === "0") el.removeAttribute("tabindex");
+    if (el.hasAttribute("data-book-named")) {
+      el.removeAttribute("data-book-named");
+      el.removeAttribute("role");
+      el.removeAttribute("aria-label");
     }
   }
 
@@ -55,8 +69,15 @@
   // Every region measured first, then the wide ones changed: a change made between two
   // measurements would make the browser lay the whole page out again for the next one.
   function all() {
-    Array.from(document.querySelectorAll(SCROLLERS)).filter(scrolls).forEach(reachable);
+    var regions = Array.from(document.querySelectorAll(SCROLLERS));
+    var wide = regions.map(scrolls);
+    regions.forEach(function (el, i) {
+      if (wide[i]) reachable(el);
+      else if (el.hasAttribute("data-book-scrolls")) unreachable(el);
+    });
     landmarks();
+    // the width the regions were last measured at (the browser checks wait for it after a resize)
+    document.documentElement.setAttribute("data-book-regions-width", String(window.innerWidth));
   }
 
   document$.subscribe(function () {
