@@ -324,8 +324,8 @@ def axe_in_modes(page, modes, every_rule=False) -> dict[str, list[str]]:
 # closed collapsible is not drawn, so Material's observer of its size does not see the resize
 # until a reader opens it (and marks it then): it is left out. reader.js measures the other
 # regions (tables, notebook outputs) 200 ms after a resize and records the width it measured at
-# (data-book-regions-width); a region it made a tab stop (data-book-scrolls, or named "...
-# (scrolls sideways)") must still scroll at the new width.
+# (data-book-regions-width); a region it made a tab stop (data-book-scrolls) must still scroll
+# at the new width.
 UNMARKED_FOR_WIDTH = """() => [].concat(
   [document.documentElement.getAttribute('data-book-regions-width')].filter((w) => w !== null && w !== String(innerWidth))
     .map((w) => 'regions measured at ' + w + ' px by reader.js, not at ' + innerWidth),
@@ -338,7 +338,7 @@ UNMARKED_FOR_WIDTH = """() => [].concat(
   !matchMedia('(hover)').matches ? [] : Array.from(document.querySelectorAll('.md-content pre > code')).filter((el) =>
     !el.closest('details:not([open])') && el.hasAttribute('tabindex') !== (el.scrollWidth > el.offsetWidth))
     .map((el) => 'code block ' + JSON.stringify(el.textContent.trim().split('\\n')[0].slice(0, 40)) + (el.hasAttribute('tabindex') ? ' (a tab stop, not wide)' : ' (wide, no tab stop)')),
-  Array.from(document.querySelectorAll('[data-book-scrolls], [tabindex][aria-label$="(scrolls sideways)"]')).filter((el) =>
+  Array.from(document.querySelectorAll('[data-book-scrolls]')).filter((el) =>
     !el.closest('details:not([open])') && !(el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1))
     .map((el) => 'region ' + JSON.stringify(el.getAttribute('aria-label') || el.tagName.toLowerCase()) + ' (a tab stop, not wide)')
 )"""
