@@ -24,6 +24,13 @@ export NO_MKDOCS_2_WARNING := 1
 # Every recipe's processes (and theirs) carry the name of the target whose recipe started them:
 # tools/cpu_account.py adds up the CPU time of a run by target (.ci/run prints it).
 export BOOK_MAKE_TARGET = $@
+# torch's OpenMP threads (and MKL's) sleep when a parallel region ends instead of spinning for a
+# core (libgomp's default): the steps share two cores, and a thread that spins takes the core
+# another step waits for. Measured with a second process busy on one core: the pages of parts
+# V-VI, the workshop and its tests took 65 s of user CPU instead of 77 s (118 s wall instead of
+# 131 s); in a fresh make test the pages step took 211 s of CPU instead of 231 s. What a block
+# computes and prints does not depend on it.
+export OMP_WAIT_POLICY := PASSIVE
 
 .PHONY: venv serve serve-venv notebooks test-serve test step-pages step-site step-notebooks step-serve test-torch torch-venvs test-page build pdf drift lighthouse zensical clean
 
