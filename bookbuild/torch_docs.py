@@ -97,7 +97,7 @@ DOCS: dict[str, tuple[str, str]] = {
         masked_fill max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
         retains_grad scatter shape sin softmax sort split sqrt squeeze std storage_offset stride sub_ sum
-        sum_to_size t tanh to tolist transpose triu unbind uniform_ unique unsqueeze untyped_storage var view
+        sum_to_size t tanh to tolist transpose triu unbind unfold uniform_ unique unsqueeze untyped_storage var view
         zero_"""),
     **_owner("tensors.html#torch.Tensor", "torch.Tensor.grad_fn torch.Tensor.data torch.Tensor.dtype "
                                           "torch.Tensor.layout torch.Tensor.relu torch.Tensor.relu_"),
