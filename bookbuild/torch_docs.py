@@ -93,8 +93,8 @@ DOCS: dict[str, tuple[str, str]] = {
         abs add_ all amax any argmax backward bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
         imag
-        index_add_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
-        masked_fill max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
+        index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
+        masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
         retains_grad scatter shape sin softmax sort split sqrt squeeze std storage_offset stride sub_ sum
         sum_to_size t tanh to tolist transpose triu unbind unfold uniform_ unique unsqueeze untyped_storage var view
