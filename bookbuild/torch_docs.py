@@ -137,8 +137,8 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.func", "functional_call grad hessian jacfwd jacrev jvp vjp vmap"),
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
-        BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Embedding LazyBatchNorm1d LazyBatchNorm2d
-        LazyBatchNorm3d
+        BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Embedding LayerNorm LazyBatchNorm1d
+        LazyBatchNorm2d LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
         SyncBatchNorm Tanh"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),

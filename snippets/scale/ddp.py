@@ -179,6 +179,27 @@ def accumulate(rank, world_size, use_no_sync=True):
 # --8<-- [end:accumulate]
 
 
+# --8<-- [start:no_sync_static]
+def no_sync_at_first_step(rank, world_size, static_graph=False, synced_steps=0):
+    """``synced_steps`` plain steps, then one step of two micro-batches, the first inside
+    ``no_sync()``, under ``DDP(make_model(), static_graph=static_graph)``: the averaged
+    ``.grad``, or the first words of the error."""
+    x, y = shard(rank, world_size)
+    model = make_model()
+    ddp = DDP(model, static_graph=static_graph)
+    for _ in range(synced_steps):
+        loss_fn(ddp, x, y).backward()
+    model.zero_grad()
+    try:
+        with ddp.no_sync():
+            (loss_fn(ddp, x[:1], y[:1]) / 2).backward()
+        (loss_fn(ddp, x[1:], y[1:]) / 2).backward()
+    except RuntimeError as error:
+        return " ".join(str(error).split()[:4])
+    return model.weight.grad.tolist()
+# --8<-- [end:no_sync_static]
+
+
 # --8<-- [start:no_sync_forward]
 def no_sync_decided_at_forward(rank, world_size):
     """DDP's all-reduces counted after a forward inside ``no_sync()`` with its backward outside,
@@ -281,6 +302,36 @@ def unused_parameters(rank, world_size, find_unused_parameters):
 # --8<-- [end:unused_found]
 
 
+# --8<-- [start:ignored_output]
+class BothHeads(TwoHeads):
+    """``TwoHeads`` whose ``forward`` computes both heads: x (N, 2) -> ((N, 1), (N, 1)). The
+    loss of ``ignored_output_steps`` uses only the first output."""
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.head_a(h), self.head_b(h)
+
+
+def ignored_output_steps(rank, world_size, steps=3, **options):
+    """``steps`` steps of ``BothHeads`` under DDP (``options`` go to ``DDP``), the loss on the
+    first output only: ``head_a.weight.grad`` after each step, or the error's first sentence."""
+    model = BothHeads()
+    ddp = DDP(model, **options)
+    x, y = shard(rank, world_size)
+    grads = []
+    for step in range(steps):
+        model.zero_grad()
+        try:
+            a, b = ddp(x)                                 # b is computed, not used by the loss
+            (a - y).pow(2).mean().backward()
+        except RuntimeError as error:
+            grads.append(str(error).split(".")[0])
+            break
+        grads.append(model.head_a.weight.grad.tolist())
+    return grads
+# --8<-- [end:ignored_output]
+
+
 # --8<-- [start:output_node]
 def output_nodes(rank, world_size):
     """The node autograd records for the output of ``DDP(TwoHeads())``, with the default options
@@ -379,7 +430,12 @@ def tour(rank, world_size):
         "unused, default": unused_parameters(rank, world_size, find_unused_parameters=False),
         "unused, found": unused_parameters(rank, world_size, find_unused_parameters=True),
         "output node": output_nodes(rank, world_size),
+        "ignored output, static_graph": ignored_output_steps(rank, world_size, static_graph=True),
+        "ignored output, found": ignored_output_steps(rank, world_size, find_unused_parameters=True),
+        "buckets, unused found": bucket_sizes(rank, world_size, find_unused_parameters=True),
         "static_graph": static_graph_tour(rank, world_size),
+        "no_sync first, static_graph": no_sync_at_first_step(rank, world_size, static_graph=True),
+        "no_sync after a step, static_graph": no_sync_at_first_step(rank, world_size, True, 1),
     }
 
 

@@ -22,6 +22,8 @@ Invariants (tests/test_scale_fsdp.py checks them against a single-process model)
 """
 
 # --8<-- [start:imports]
+import math
+
 import torch
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
@@ -127,8 +129,10 @@ def sharded_parameters_and_gradients(rank, world_size):
              for name, p in model.named_parameters()}
     full = {name: p.grad.full_tensor().tolist() for name, p in model.named_parameters()}  # all-gathers
     local = torch.stack([p.grad.to_local().norm() for p in model.parameters()]).norm()  # this rank's rows only
+    largest = nn.utils.get_total_norm([p.grad for p in model.parameters()], norm_type=math.inf)
     total = nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
     return {"params": params, "grads": grads, "full": full, "local norm": local.item(),
+            "inf norm": (largest.placements, largest.to_local().item(), largest.full_tensor().item()),
             "total norm": (type(total).__name__, total.placements, total.full_tensor().item()),
             "clipped": {name: p.grad.full_tensor().tolist() for name, p in model.named_parameters()}}
 # --8<-- [end:sharded]
