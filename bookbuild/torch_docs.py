@@ -143,7 +143,7 @@ DOCS: dict[str, tuple[str, str]] = {
         SyncBatchNorm Tanh"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),
     **_members("torch.nn.Module", """
-        bfloat16 double eval get_submodule half load_state_dict modules named_children named_modules
+        bfloat16 compile double eval get_submodule half load_state_dict modules named_children named_modules
         named_parameters parameters register_buffer register_forward_hook register_forward_pre_hook
         register_full_backward_hook register_full_backward_pre_hook requires_grad_ state_dict to train
         zero_grad"""),
