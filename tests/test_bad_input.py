@@ -630,7 +630,7 @@ RANK_FUNCTIONS = {
     "scale.ddp": "construction_and_average accumulate with_summing_hook unused_parameter_error unused_parameters "
                  "checkpoint_with_find_unused checkpointed_steps static_graph_tour tour accumulation_step "
                  "accumulation_step_fixed logged_step buffers_after_evaluation buffers_at_construction "
-                 "no_sync_decided_at_forward "
+                 "no_sync_decided_at_forward no_sync_at_first_step ignored_output_steps "
                  "bucket_sizes output_nodes",
     "scale.fsdp": "optimizer_order sharded_parameters_and_gradients between_forward_and_backward accumulate "
                   "mixed_precision hooks_on_a_sharded_parameter local_shapes tour edit_gradient_with_a_tensor "
@@ -672,7 +672,7 @@ def _exempt():
     add("scale.ddp", "full_batch_gradients", "shape nonfinite", "takes a module of the page (its shapes are the page's); "
         "a NaN weight gives NaN gradients, as autograd does")
     add("scale.ddp", "Checkpointed", "shape nonfinite", "takes three bools")
-    add("scale.ddp", "TwoHeads", "type shape nonfinite", NO_ARGS)
+    add("scale.ddp", "TwoHeads BothHeads", "type shape nonfinite", NO_ARGS)
     add("scale.ddp", "counting_mean_hook summing_hook bucket_sizes_hook bucket_sizes_mean_hook", "type shape nonfinite",
         "a communication hook: DDP calls it with the state given to register_comm_hook and a GradBucket")
     add("scale.ddp", RANK_FUNCTIONS["scale.ddp"], "type shape nonfinite", RANK_FUNCTION)
