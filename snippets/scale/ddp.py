@@ -322,7 +322,7 @@ def ignored_output_steps(rank, world_size, steps=3, **options):
     for step in range(steps):
         model.zero_grad()
         try:
-            a, b = ddp(x)                                 # b is computed, not used by the loss
+            a, b = ddp(x)                   # b is computed, not used by the loss
             (a - y).pow(2).mean().backward()
         except RuntimeError as error:
             grads.append(str(error).split(".")[0])
