@@ -157,12 +157,16 @@ def buffers_at_construction(rank, world_size):
 
 
 # --8<-- [start:accumulate]
-def accumulate(rank, world_size, use_no_sync=True):
+def accumulate(rank, world_size, use_no_sync=True, static_graph=False, synced_steps=0):
     """Two micro-batches of one row each, the loss scaled by 1/2; count DDP's all-reduces
-    (hook calls) after each backward, and record the gradient after the first."""
+    (hook calls) after each backward, and record the gradient after each. ``static_graph``
+    goes to ``DDP``; ``synced_steps`` plain steps run first, before the hook is registered."""
     x, y = shard(rank, world_size)
     model = make_model()
-    ddp = DDP(model)
+    ddp = DDP(model, static_graph=static_graph)
+    for _ in range(synced_steps):
+        loss_fn(ddp, x, y).backward()
+    model.zero_grad()
     state = {"calls": 0}
     ddp.register_comm_hook(state, counting_mean_hook)
     calls, grads = [], []
@@ -181,22 +185,13 @@ def accumulate(rank, world_size, use_no_sync=True):
 
 # --8<-- [start:no_sync_static]
 def no_sync_at_first_step(rank, world_size, static_graph=False, synced_steps=0):
-    """``synced_steps`` plain steps, then one step of two micro-batches, the first inside
-    ``no_sync()``, under ``DDP(make_model(), static_graph=static_graph)``: the averaged
-    ``.grad``, or the first words of the error."""
-    x, y = shard(rank, world_size)
-    model = make_model()
-    ddp = DDP(model, static_graph=static_graph)
-    for _ in range(synced_steps):
-        loss_fn(ddp, x, y).backward()
-    model.zero_grad()
+    """``accumulate`` (the first micro-batch inside ``no_sync()``) after ``synced_steps``
+    plain steps: the averaged ``.grad``, or the first words of the error."""
     try:
-        with ddp.no_sync():
-            (loss_fn(ddp, x[:1], y[:1]) / 2).backward()
-        (loss_fn(ddp, x[1:], y[1:]) / 2).backward()
+        return accumulate(rank, world_size, static_graph=static_graph,
+                          synced_steps=synced_steps)["grads"][-1]
     except RuntimeError as error:
         return " ".join(str(error).split()[:4])
-    return model.weight.grad.tolist()
 # --8<-- [end:no_sync_static]
 
 
