@@ -387,6 +387,41 @@ def test_update_outputs_rewrites_changes_adds_and_removes_output_blocks(tmp_path
     assert "    <!--pytest-codeblocks:expected-output-->" in path.read_text()
 
 
+def test_update_outputs_renumbers_the_place_an_output_names_when_an_edit_above_moves_it(tmp_path):
+    """A block prints its own place (as a traceback does); the output above it gains a line, so
+    the block moves down one line: one --update-outputs run leaves every output matching."""
+    from bookcheck.check import page_checks
+
+    path = page(tmp_path, '''\
+        ```python
+        print("a")
+        print("b")
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        a
+        ```
+
+        ```python
+        import inspect
+        print(inspect.currentframe().f_code.co_filename)
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        stale
+        ```
+        ''')
+    printed = {}
+    for check in page_checks(path, update=lambda block, shown: printed.__setitem__(block.lineno, shown)):
+        check.run()
+    assert printed == {1: "a\nb\n", 11: f"{path}:11\n"}, printed
+    assert rewrite(path, printed) == 2
+    assert f"{path}:12\n" in path.read_text(encoding="utf-8")
+    assert check_page(path) == []
+
+
 def test_drift_report_names_the_first_line_that_changes_and_why_a_block_fails():
     FIXTURES = ROOT / "tests" / "fixtures" / "pages"
     from tools import drift
