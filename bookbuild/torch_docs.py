@@ -9,9 +9,9 @@ distributed.fsdp.fully_shard.md, ddp_comm_hooks.md, multiprocessing.md, special.
 size.md, torch.overrides.md, library.md: the versions of 2025-2026 that the stored index of public
 repositories holds, the whole repository being too large to fetch at the 2.13 tag), and checked
 against the documentation PyTorch built for 2.13 (from v2.13.0), the 2.13/ directory of
-pytorch/docs (commits 97dd649d440d, 273e5d7893ec, c2b04468f228): the generated page of 54 rows
-below, from every autosummary list used (the lists of nn, nn.functional, func, linalg,
-nn.attention and torch.compiler known by these pages alone), is there; none of 23 names
+pytorch/docs (commits 97dd649d440d, 273e5d7893ec, c2b04468f228): the generated page of each
+row below whose form has one, from every autosummary list used (the lists of nn, nn.functional,
+func, linalg, nn.attention and torch.compiler known by these pages alone), is there; none of 23 names
 documented inline or not at all has one (among them torch.autograd.Function, detect_anomaly and
 set_detect_anomaly); and the anchors of type_info.html (``torch.torch.finfo``), checkpoint.html,
 generated/torch.optim.SGD.html (``torch.optim.SGD.step``) and generated/torch.nn.Module.html (its
