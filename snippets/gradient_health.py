@@ -8,7 +8,9 @@ convolutions, the normalisation layers, ``nn.Embedding``) it records, during one
 * ``weight``: the norm of the gradient of the layer's weight in this pass (a tensor hook on
   the weight; it observes and returns nothing, so the gradient is unchanged).
 
-The hooks are removed when the ``with`` block ends. A module with parameters but no ``weight``
+Each norm is summed in float64: a float32 norm of entries below about 2e-23 reads 0 (their
+squares underflow) and one of entries near 1e19 reads inf. Every hook, the ones put on outputs
+too, is removed when the ``with`` block ends: run backward inside it. A module with parameters but no ``weight``
 (an ``nn.LSTM``, say) is refused rather than skipped, so every layer with parameters is in
 the report, by its weight (a bias's gradient is not recorded).
 """
@@ -47,14 +49,14 @@ class GradientFlow:
 
     def _record(self, name, key):
         def hook(grad):
-            self.norms.setdefault(name, {})[key] = grad.norm().item()
+            self.norms.setdefault(name, {})[key] = torch.linalg.vector_norm(grad, dtype=torch.float64).item()
             # returns None: observe, do not replace
         return hook
 
     def _on_forward(self, name):
         def hook(module, inputs, output):
             if isinstance(output, torch.Tensor) and output.requires_grad:
-                output.register_hook(self._record(name, "out"))
+                self._handles.append(output.register_hook(self._record(name, "out")))
         return hook
 
     def __enter__(self):
@@ -176,7 +178,9 @@ def deep_mlp(depth=8, width=32, activation=nn.Sigmoid, init_gain=None, seed=0):
 
 
 def inspect(model, x):
-    """Run ``model(x).pow(2).mean()`` forward and backward under GradientFlow; return the norms."""
+    """Run ``model(x).pow(2).mean()`` forward and backward under GradientFlow; return the norms.
+    The parameters' ``.grad`` is cleared first; a model in training mode updates its running
+    statistics (BatchNorm's), as any forward does."""
     if not isinstance(model, nn.Module) or not isinstance(x, torch.Tensor):
         raise TypeError(f"inspect(model, x) takes an nn.Module and an input tensor (N, width), "
                         f"got {type(model).__name__} and {type(x).__name__}")

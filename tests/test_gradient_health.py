@@ -58,6 +58,32 @@ def test_inspector_changes_no_gradient_and_removes_its_hooks():
     assert flow.norms == before
 
 
+def test_a_backward_after_the_block_records_nothing_and_the_table_says_where_to_run_it():
+    """Forward inside the block, backward after it: the output hooks go with the weight hooks,
+    so no row is half recorded (a weight missing beside an output would read as unused)."""
+    torch.manual_seed(0)
+    model = deep_mlp(depth=2, width=4)
+    with GradientFlow(model) as flow:
+        loss = model(torch.randn(3, 4)).pow(2).mean()
+    loss.backward()
+    assert flow.norms == {"0": {}, "2": {}}
+    with pytest.raises(ValueError, match="run forward and backward inside"):
+        table(flow.norms)
+
+
+def test_a_gradient_too_small_for_a_float32_norm_is_not_read_as_a_cut():
+    """Entries of about 1e-25: their float32 squares underflow, so ``.norm()`` reads 0; the
+    inspector's float64 norm reads the gradient."""
+    layer = nn.Linear(2, 1)
+    x = torch.full((1, 2), 1e-25)
+    with GradientFlow(layer) as flow:
+        layer(x).pow(2).mean().backward()
+    grad = layer.weight.grad
+    assert bool((grad != 0).all()) and grad.norm().item() == 0.0
+    assert flow.norms[""]["weight"] == pytest.approx(grad.double().norm().item(), rel=1e-6)
+    assert flow.norms[""]["weight"] > 0
+
+
 def test_sigmoid_vanishes_and_he_init_does_not():
     torch.manual_seed(1)
     x = torch.randn(16, 32)
