@@ -62,14 +62,15 @@ def full_batch_gradient(world_size=2, k=2, m=2):
 
 # --8<-- [start:by_hand]
 def by_hand(rank, world_size, k=2, m=2):
-    """One rank: the all-reduce of ``rank + 1``, then accumulation over ``k`` micro-batches of
+    """One rank: the all-reduce of ``rank + 1`` (summed, then averaged), then accumulation over ``k`` micro-batches of
     ``m`` rows and one all-reduce per parameter."""
     _check_sizes(world_size=world_size, k=k, m=m)
     out = {}
-    # 1. all_reduce sums: every rank ends with the same total; divide to average.
-    t = torch.tensor([float(rank + 1)], dtype=torch.float64)
-    dist.all_reduce(t, op=dist.ReduceOp.SUM)
-    out["all_reduce"] = t.item()
+    # 1. all_reduce sums (its default op): every rank ends with the same total; AVG divides too.
+    for op in ("SUM", "AVG"):
+        t = torch.tensor([float(rank + 1)], dtype=torch.float64)
+        dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+        out[op] = t.item()
 
     X, Y = make_data(world_size * k * m)
     shard = slice(rank * k * m, (rank + 1) * k * m)

@@ -22,9 +22,10 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     Refused before any forward, for k > 1: a model with a BatchNorm layer that normalises with
     its batch's statistics (training mode, or no running statistics), since each micro-batch
     would get its own mean and variance. Checked at the end: loss_fn on all N predictions
-    gives that same mean (a sum-reduced loss, a class-weighted or ignore_index mean, a
-    micro-batch whose targets are all ignored, whose mean is nan, or a target that broadcasts
-    against the prediction, does not; .grad is then cleared).
+    gives that same mean, to the precision of the loss's dtype (a sum-reduced loss, a
+    class-weighted or ignore_index mean, a micro-batch whose targets are all ignored, whose
+    mean is nan, or a target that broadcasts against the prediction, does not; .grad is then
+    cleared).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
@@ -32,6 +33,12 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}")
+    if not torch.is_grad_enabled():
+        raise RuntimeError("accumulate_gradients runs backward: call it outside torch.no_grad() "
+                           "and torch.inference_mode()")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model has no parameter that requires grad: unfreeze the ones to train "
+                         "(p.requires_grad_(True))")
     if inputs.dim() == 0 or inputs.shape[0] == 0:
         raise ValueError(f"inputs has shape {tuple(inputs.shape)}: pass a batch (N, ...) with N >= 1 rows")
     if inputs.shape[0] != targets.shape[0]:
@@ -68,10 +75,12 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         predictions.append(prediction.detach())
     with torch.no_grad():
         whole = loss_fn(torch.cat(predictions), targets).item()  # the full batch's loss
-    # a nan in both is the model's own (the guards name it); a nan in one of them is a mismatch
-    if (math.isfinite(total) or math.isfinite(whole)) and not math.isclose(total, whole, rel_tol=1e-4, abs_tol=1e-8):
+    # a nan in both is the model's own (the guards name it); a nan in one of them is a mismatch;
+    # both are rounded to the loss's dtype (bfloat16 keeps 8 bits: a tolerance of 1e-4 is too tight)
+    tol = max(1e-4, 2 * torch.finfo(loss.dtype).eps)
+    if (math.isfinite(total) or math.isfinite(whole)) and not math.isclose(total, whole, rel_tol=tol, abs_tol=1e-8):
         model.zero_grad(set_to_none=True)
-        if math.isclose(whole, k * total, rel_tol=1e-4):
+        if math.isclose(whole, k * total, rel_tol=tol):
             why = "loss_fn sums over its rows: pass a mean loss (reduction='mean', the default)"
         elif not y_mb.is_floating_point() and y_mb.shape == predictions[0].shape[:1] + predictions[0].shape[2:]:
             why = ("loss_fn weights its rows (class weights or ignore_index, with class-index targets): its mean "

@@ -19,7 +19,8 @@ def results():
 
 
 def test_all_reduce_sums(results):
-    assert [r["all_reduce"] for r in results] == [1.0 + 2.0, 1.0 + 2.0]
+    assert [r["SUM"] for r in results] == [1.0 + 2.0, 1.0 + 2.0]
+    assert [r["AVG"] for r in results] == [(1.0 + 2.0) / 2, (1.0 + 2.0) / 2]
 
 
 def test_the_manual_all_reduce_gives_the_full_batch_gradient(results):

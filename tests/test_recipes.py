@@ -81,6 +81,31 @@ def test_bad_arguments_say_what_to_do():
         accumulate_gradients(model, torch.nn.MSELoss(reduction="none"), x, y, 2)
 
 
+def test_outside_grad_mode_or_with_every_parameter_frozen_the_error_says_what_to_do():
+    model = make_model()
+    x, y = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 2, dtype=torch.float64)
+    for mode in (torch.no_grad, torch.inference_mode):
+        with mode(), pytest.raises(RuntimeError, match="call it outside torch.no_grad"):
+            accumulate_gradients(model, torch.nn.MSELoss(), x, y, 2)
+    model.requires_grad_(False)
+    with pytest.raises(ValueError, match="no parameter that requires grad: unfreeze"):
+        accumulate_gradients(model, torch.nn.MSELoss(), x, y, 2)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_model_is_accumulated_not_refused_for_its_rounding(dtype):
+    """Its full-batch loss and the mean of its micro-batch losses are each rounded to the
+    dtype's 8 or 11 bits: they differ by far more than 1e-4 without any coupling of rows."""
+    for seed in range(10):
+        torch.manual_seed(seed)
+        model = torch.nn.Linear(3, 2).to(dtype)
+        x, y = torch.randn(8, 3, dtype=dtype), torch.randn(8, 2, dtype=dtype)
+        accumulate_gradients(model, torch.nn.MSELoss(), x, y, 4)
+        assert all(p.grad is not None and bool(p.grad.isfinite().all()) for p in model.parameters())
+    with pytest.raises(ValueError, match="loss_fn sums over its rows"):
+        accumulate_gradients(model, torch.nn.MSELoss(reduction="sum"), x, y, 4)
+
+
 def test_a_batchnorm_model_is_refused_before_any_forward():
     """In training mode BatchNorm normalises with its batch's statistics: four micro-batches of
     two rows are not one batch of eight. The refusal comes first: no running statistic moves."""
