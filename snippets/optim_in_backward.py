@@ -30,6 +30,11 @@ def _check_maker(make_optimizer, p):
     opt = make_optimizer([p])
     if not isinstance(opt, torch.optim.Optimizer):
         raise TypeError(f"make_optimizer must return a torch.optim.Optimizer, got {type(opt).__name__}")
+    got = [q for group in opt.param_groups for q in group["params"]]
+    if len(got) != 1 or got[0] is not p:
+        raise ValueError("make_optimizer must build its optimizer over the list it is given, e.g. "
+                         f"lambda ps: torch.optim.SGD(ps, lr=0.1); given one parameter, it built one over "
+                         f"{len(got)} tensor(s){'' if len(got) != 1 else ', another one'}")
     lr = float(opt.param_groups[0].get("lr", 0.0))
     if not math.isfinite(lr):
         raise ValueError(f"the optimizer's lr is {lr}: every step would make the parameters NaN")
@@ -42,8 +47,9 @@ def step_in_backward(model, make_optimizer, step_if=None):
     ``make_optimizer(params)`` builds an optimizer, e.g. ``lambda ps: torch.optim.SGD(ps, lr=0.1)``.
     After ``loss.backward()`` every parameter is updated and every ``.grad`` is None.
     ``step_if()``, if given, is asked in each hook: when it returns False the hook neither
-    steps nor frees, so ``.grad`` accumulates (a micro-batch that is not the last one).
-    Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
+    steps nor frees, so ``.grad`` accumulates (a micro-batch that is not the last one); a
+    parameter that gets no gradient in the micro-batch that steps is not stepped, and keeps
+    its ``.grad``. Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
     """
     params = _check_model(model)
     _check_maker(make_optimizer, params[0])
