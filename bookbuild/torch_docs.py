@@ -90,7 +90,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.Tensor": ("inline", "tensors.html#torch.Tensor"),
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
-        abs add_ all amax any argmax backward bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
+        abs add_ all amax any argmax backward bernoulli_ bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
         imag
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long

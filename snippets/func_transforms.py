@@ -5,7 +5,9 @@
 n alone, for every n. x is (N, D_in), y is (N,) int64 class indices, and the loss of one
 example is ``cross_entropy(model(x[n:n+1]), y[n:n+1])``. The loop makes N backward passes;
 the vmap version evaluates ``grad`` of a one-example loss, batched by ``vmap``, with the
-parameters passed explicitly through ``functional_call``. Neither touches ``.grad``.
+parameters passed explicitly through ``functional_call``. Neither touches ``.grad``. Both
+differentiate the parameters that require grad (a frozen layer has no row), and a parameter
+the loss does not use gets zeros.
 
 Run ``python -m snippets.func_transforms`` to time both, and jacrev against jacfwd on a tall
 and a wide Jacobian, on your machine.
@@ -26,6 +28,9 @@ def _check(model, x, y):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not any(True for _ in model.parameters()):
         raise ValueError("model has no parameters: there is no gradient to compute")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model has no parameter that requires grad: unfreeze the ones to "
+                         "differentiate (p.requires_grad_(True))")
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[0] == 0:
         got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
         raise ValueError(f"x must be a (N, D_in) tensor with N >= 1, got {got}")
@@ -38,11 +43,11 @@ def _check(model, x, y):
 def per_sample_grads_loop(model, x, y):
     """N backward passes, one example each. Returns {name: (N, *param.shape)}."""
     _check(model, x, y)
-    names, params = zip(*model.named_parameters())
+    names, params = zip(*[(name, p) for name, p in model.named_parameters() if p.requires_grad])
     rows = []
     for n in range(x.shape[0]):
         loss = F.cross_entropy(model(x[n:n + 1]), y[n:n + 1])   # the loss of example n alone
-        rows.append(torch.autograd.grad(loss, params))          # a tuple, one grad per param
+        rows.append(torch.autograd.grad(loss, params, materialize_grads=True))  # unused: zeros
     return {name: torch.stack([r[i] for r in rows]) for i, name in enumerate(names)}
 
 
@@ -52,7 +57,7 @@ def per_sample_grads_vmap(model, x, y, randomness="error"):
     ``randomness`` is vmap's: "error" (raise at a random op such as dropout), "different"
     (one draw per example) or "same" (one draw shared by the batch)."""
     _check(model, x, y)
-    params = {name: p.detach() for name, p in model.named_parameters()}
+    params = {name: p.detach() for name, p in model.named_parameters() if p.requires_grad}
 
     def loss_one(params, x_n, y_n):                      # x_n (D_in,), y_n () inside vmap
         logits = functional_call(model, params, (x_n.unsqueeze(0),))   # (1, C)

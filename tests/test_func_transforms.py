@@ -3,6 +3,7 @@ mean equals the batch gradient; the input checks name the bad argument."""
 
 import pytest
 import torch
+from torch import nn
 
 from snippets.func_transforms import per_sample_grads_loop, per_sample_grads_vmap
 
@@ -59,6 +60,33 @@ def test_neither_touches_grad():
     per_sample_grads_loop(model, x, y)
     per_sample_grads_vmap(model, x, y)
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_frozen_layer_and_an_unused_parameter_give_the_same_keys_and_values_both_ways():
+    """A frozen layer has no row in either; a parameter the loss never uses gets zeros in both
+    (the loop raised on each, while vmap returned both)."""
+    class WithSpare(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+            self.spare = nn.Linear(2, 2)                # never called by forward
+
+        def forward(self, x):
+            return self.body(x)
+
+    torch.manual_seed(0)
+    model = WithSpare()
+    model.body[0].requires_grad_(False)
+    x, y = torch.randn(5, 4), torch.tensor([0, 2, 1, 1, 0])
+    looped, batched = per_sample_grads_loop(model, x, y), per_sample_grads_vmap(model, x, y)
+    assert sorted(looped) == sorted(batched) == ["body.2.bias", "body.2.weight", "spare.bias", "spare.weight"]
+    for name in looped:
+        torch.testing.assert_close(looped[name], batched[name], atol=1e-6, rtol=1e-5)
+    assert not looped["spare.weight"].any() and looped["spare.weight"].shape == (5, 2, 2)
+    model.requires_grad_(False)
+    for fn in (per_sample_grads_loop, per_sample_grads_vmap):
+        with pytest.raises(ValueError, match="no parameter that requires grad: unfreeze"):
+            fn(model, x, y)
 
 
 def test_bad_inputs_are_named():
