@@ -116,6 +116,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # autograd.md
     **_generated("torch.autograd", "grad"),
     **_generated("torch.autograd", "gradcheck gradgradcheck", listed_under="torch.autograd.gradcheck"),
+    **_generated("torch.autograd.gradcheck", "GradcheckError"),  # in the same list as gradcheck
     **_generated("torch.autograd.forward_ad", "dual_level make_dual unpack_dual UnpackedDualTensor"),
     **_generated("torch.autograd.functional", "hessian hvp jacobian"),
     **_generated("torch.autograd.function.FunctionCtx", """

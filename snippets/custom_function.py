@@ -75,10 +75,10 @@ def check_function(fn, *inputs):
     """Run gradcheck and gradgradcheck on ``fn(*inputs)``; return True or raise.
 
     ``fn`` is a callable such as ``Square.apply``. ``inputs`` are passed as they are:
-    tensors (every floating-point one must be float64) and plain values such as an int
-    exponent. At least one tensor must require grad. A wrong backward raises ``GradcheckError``
-    (a RuntimeError; ``from torch.autograd.gradcheck import GradcheckError``) with the numerical
-    and analytical Jacobians.
+    tensors (every floating-point one float64, every complex one complex128) and plain values
+    such as an int exponent. At least one non-empty tensor must require grad. A wrong backward
+    raises ``GradcheckError`` (a RuntimeError; ``from torch.autograd.gradcheck import
+    GradcheckError``) with the numerical and analytical Jacobians.
     """
     if isinstance(fn, type) and issubclass(fn, torch.autograd.Function):
         raise TypeError(f"pass {fn.__name__}.apply, not the class: a Function is called through .apply")
@@ -86,17 +86,22 @@ def check_function(fn, *inputs):
         raise TypeError(f"fn must be callable, such as MyFunction.apply, got {type(fn).__name__}")
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float64:
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) \
+                and t.dtype not in (torch.float64, torch.complex128):
+            wide = "to(torch.complex128)" if t.is_complex() else "double()"
             raise TypeError(
                 f"input #{i} is {t.dtype}; finite differences in {t.dtype} are swamped by rounding "
                 "error and gradcheck fails even for a correct backward. "
-                "Pass t.detach().double().requires_grad_() instead"
+                f"Pass t.detach().{wide}.requires_grad_() instead"
             )
     for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and t.is_floating_point() and not torch.isfinite(t).all():
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) and not torch.isfinite(t).all():
             raise ValueError(f"input #{i} holds NaN or inf: gradcheck needs a point where fn is finite")
     if not any(t.requires_grad for t in tensors):
         raise ValueError("no input requires grad: create the tensors to check with requires_grad=True")
+    if all(t.numel() == 0 for t in tensors if t.requires_grad):
+        raise ValueError("every input that requires grad is empty: gradcheck would compare no element; "
+                         "pass a point with at least one element")
     torch.autograd.gradcheck(fn, inputs)
     torch.autograd.gradgradcheck(fn, inputs)
     return True
