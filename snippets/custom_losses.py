@@ -26,7 +26,8 @@ from torch.autograd.function import once_differentiable
 def _check_scores(x, name):
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
-        raise TypeError(f"{name} must be a floating-point tensor, got {got}; convert with .float() or .double()")
+        raise TypeError(f"{name} must be a floating-point tensor, got {got}; convert real scores with .float() "
+                        "or .double() (complex scores are not supported)")
     if x.dim() < 1 or x.shape[-1] == 0:
         raise ValueError(f"{name} must have a non-empty last dimension to reduce over, got shape {tuple(x.shape)}")
 
@@ -72,8 +73,11 @@ def _check_logits_target(logits, target):
         )
     if n == 0:
         raise ValueError("an empty batch has no mean loss: pass at least one row")
-    if target.min() < 0 or target.max() >= c:
-        raise ValueError(f"target holds class indices outside [0, {c}): {target.tolist()}")
+    bad = target[(target < 0) | (target >= c)]
+    if bad.numel():
+        raise ValueError(f"target holds {bad.numel()} class index(es) outside [0, {c}), such as "
+                         f"{bad[:3].tolist()}: drop the rows to ignore (an ignore_index such as -100) "
+                         "before the loss")
 
 
 class SoftmaxCrossEntropy(torch.autograd.Function):

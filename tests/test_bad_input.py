@@ -180,6 +180,8 @@ def _cases():
         ("custom_function", "check_function", "nonfinite", lambda: cf.check_function(cf.Square.apply, leaf(1.0, NAN)), ValueError, "input #0 holds NaN or inf"),
         # custom_losses
         ("custom_losses", "StableLogSumExp", "type", lambda: cl.StableLogSumExp.apply([1.0, 2.0]), TypeError, "x must be a floating-point tensor, got list"),
+        ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.zeros(3, 4), torch.tensor([0, -100, 5])), ValueError, r"target holds 2 class index\(es\) outside \[0, 4\), such as \[-100, 5\]: drop the rows to ignore"),
+        ("custom_losses", "StableLogSumExp", "type", lambda: cl.StableLogSumExp.apply(torch.zeros(2, dtype=torch.complex64)), TypeError, r"convert real scores with .float\(\) or .double\(\) \(complex scores are not supported\)"),
         ("custom_losses", "StableLogSumExp", "shape", lambda: cl.StableLogSumExp.apply(torch.ones(2, 0)), ValueError, "non-empty last dimension"),
         ("custom_losses", "SoftmaxCrossEntropy", "type", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(2)), TypeError, r"target must be an int64 tensor of class indices, got torch.float32; use target.long\(\)"),
         ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"logits must be \(N, C\)"),
