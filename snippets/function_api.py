@@ -147,6 +147,8 @@ def _reason(exc):
         return "wrong values"
     if "vmap support" in text:
         return "no vmap rule"
+    if "leaf Variable" in text:
+        return "in-place on a leaf: pass prepare=lambda t: t.clone()"
     if "in-place" in text or "inplace" in text:
         return "in-place"
     return _first_line(exc)[:60]
@@ -167,6 +169,8 @@ def compatibility(fn, inputs, prepare=None):
     the one differentiated and batched. prepare: optional callable applied to that tensor
     before each call (e.g. ``lambda t: t.clone()`` for a Function that works in place).
     vmap batches the first tensor over a new leading dim of size 3 and compares with a loop.
+    Pick inputs without ties or kinks: where fn has no derivative, gradcheck reports "wrong
+    values" for a correct backward.
     """
     if not callable(fn) or isinstance(fn, type):
         raise TypeError("fn must be a Function's apply, e.g. Cube.apply, not the class")
@@ -185,6 +189,9 @@ def compatibility(fn, inputs, prepare=None):
     def f(x):
         return _float_outputs(fn(prep(x), *rest))
 
+    if not f(x0.clone()):
+        raise ValueError("fn returned no floating-point tensor at these inputs: there is nothing to "
+                         "differentiate; pass a Function with a float output")
     row = {}
     x = x0.clone().requires_grad_(True)
     for column, check in (("backward", torch.autograd.gradcheck), ("double backward", torch.autograd.gradgradcheck)):

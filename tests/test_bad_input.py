@@ -374,6 +374,7 @@ def _cases():
         ("function_api", "SortWithIndices", "type", lambda: fa.SortWithIndices.apply([3.0, 1.0]), TypeError, "x must be a tensor, got list"),
         ("function_api", "SquareAndCube", "type", lambda: fa.SquareAndCube.apply([1.0]), TypeError, r"unsupported operand type\(s\) for \*\* or pow\(\): 'list' and 'int'"),
         ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube, (f64(1.0),)), TypeError, r"fn must be a Function's apply, e.g. Cube.apply, not the class"),
+        ("function_api", "compatibility", "shape", lambda: fa.compatibility(lambda t: t.argmax(), (f64(1.0, 2.0),)), ValueError, "fn returned no floating-point tensor at these inputs: there is nothing to differentiate"),
         ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube.apply, f64(1.0, 2.0)), TypeError, r"inputs must be a tuple of fn's arguments, e.g. \(x,\), got Tensor"),
         ("function_api", "compatibility", "type", lambda: fa.compatibility(fa.Cube.apply, (f64(1.0),), prepare=3), TypeError, "prepare must be a function of a tensor or None, got int"),
         ("function_api", "compatibility", "shape", lambda: fa.compatibility(fa.Cube.apply, (torch.ones(2),)), TypeError, r"inputs\[0\] must be a float64 tensor"),

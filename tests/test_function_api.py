@@ -117,3 +117,10 @@ def test_bad_arguments_are_named():
         compatibility(Cube.apply, (_x().float(),))
     with pytest.raises(TypeError, match="k must be a Python number"):
         ScaleInPlace.apply(_x(), torch.tensor(2.0))
+
+
+def test_an_in_place_function_without_prepare_is_told_to_pass_prepare():
+    """Without ``prepare``, the in-place write lands on the leaf gradcheck made: the reason
+    names the missing argument, not only "in-place"."""
+    row = compatibility(ScaleInPlace.apply, (torch.tensor([1.0, 2.0], dtype=torch.float64), 3.0))
+    assert row["backward"] == "no: in-place on a leaf: pass prepare=lambda t: t.clone()", row
