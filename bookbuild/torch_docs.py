@@ -75,7 +75,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # torch.md: autosummary lists under currentmodule torch
     **_generated("torch", """
         abs add allclose arange are_deterministic_algorithms_enabled as_tensor broadcast_shapes cat chunk clamp
-        cdist compile
+        cdist compile view_as_real
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye from_numpy full full_like
         Generator get_autocast_dtype get_num_threads get_rng_state histc initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
@@ -186,7 +186,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.ops.aten.mm.default": ("module", "torch.html"),
     **_inline("testing.html", "torch.testing", "assert_close"),
     **_inline("random.html", "torch.random", "fork_rng"),
-    **_inline("data.html", "torch.utils.data", "DataLoader Dataset"),
+    **_inline("data.html", "torch.utils.data", "DataLoader Dataset RandomSampler"),
     **_inline("deterministic.html", "torch.utils.deterministic", "fill_uninitialized_memory"),
     **_inline("backends.html", "torch.backends.cudnn", "benchmark deterministic is_available"),
     **_inline("special.html", "torch.special", "gammainc"),

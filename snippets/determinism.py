@@ -69,8 +69,8 @@ def deterministic_algorithms(warn_only=False):
         torch.is_deterministic_algorithms_warn_only_enabled(),
         torch.utils.deterministic.fill_uninitialized_memory,
     )
-    torch.use_deterministic_algorithms(True, warn_only=warn_only)
     try:
+        torch.use_deterministic_algorithms(True, warn_only=warn_only)  # a bad warn_only raises here
         yield
     finally:
         torch.use_deterministic_algorithms(old[0], warn_only=old[1])
@@ -91,14 +91,27 @@ def run_twice(train, seed):
         runs = []
         for _ in range(2):
             seed_everything(seed)
-            out = list(train())
-            if not out or not all(isinstance(t, torch.Tensor) for t in out):
-                raise TypeError("train() must return a non-empty list of tensors, e.g. [p.detach() for p in model.parameters()]")
+            out = train()
+            out = [out] if isinstance(out, torch.Tensor) else out
+            if not isinstance(out, (list, tuple)) or not out or not all(isinstance(t, torch.Tensor) for t in out):
+                raise TypeError("train() must return a non-empty list of tensors, e.g. "
+                                f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
             runs.append([t.detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")
-    diffs = [torch.where(a == b, 0.0, (a.double() - b.double()).abs()).max().item() if a.numel() else 0.0
-             for a, b in zip(first, second)]                # inf - inf is NaN: equal elements give 0
+    diffs = [_max_abs_diff(a, b) for a, b in zip(first, second)]
     return float("nan") if any(d != d for d in diffs) else max(diffs)
+
+
+def _max_abs_diff(a, b):
+    """0.0 only if every element is equal (inf - inf is NaN: equal elements give 0); a complex
+    tensor compares both parts, and unequal elements count at least float64's tiny (int64
+    values past 2**53 that round to one float64)."""
+    if a.numel() == 0:
+        return 0.0
+    if a.is_complex():
+        a, b = torch.view_as_real(a.resolve_conj()), torch.view_as_real(b.resolve_conj())
+    d = (a.double() - b.double()).abs().clamp(min=torch.finfo(torch.float64).tiny)
+    return torch.where(a == b, 0.0, d).max().item()
 # --8<-- [end:run_twice]

@@ -62,11 +62,25 @@ def test_run_twice_compares_infinities_nans_and_empty_tensors_as_values():
     assert run_twice(lambda: [torch.tensor([float("inf"), torch.rand(()).item()])], 0) == 0.0
 
 
+def test_run_twice_sees_a_difference_in_an_imaginary_part_and_past_float64s_integers():
+    """Two runs that differ only where float64 cannot see it: the imaginary part (a cast to
+    float64 drops it) and int64 values past 2**53 (they round to one float64)."""
+    calls = iter(range(10))
+    complex_runs = lambda: [torch.tensor([1 + 1j * next(calls)])]
+    assert run_twice(complex_runs, 0) == 1.0
+    big = iter([2 ** 53, 2 ** 53 + 1])
+    assert run_twice(lambda: [torch.tensor([next(big)])], 0) > 0.0
+    assert run_twice(lambda: [torch.tensor([2 ** 53 + 1])], 0) == 0.0
+
+
 def test_run_twice_checks_its_input():
     with pytest.raises(TypeError, match="no arguments"):
         run_twice(3, 0)
     with pytest.raises(TypeError, match="list of tensors"):
         run_twice(lambda: [1.0], 0)
+    with pytest.raises(TypeError, match="list of tensors, e.g. .*; got NoneType"):
+        run_twice(lambda: None, 0)                    # a train() that forgot its return
+    assert run_twice(lambda: torch.ones(3), 0) == 0.0  # one tensor: compared whole
     with pytest.raises(ValueError, match="2\\*\\*32"):
         seed_everything(-1)
 
