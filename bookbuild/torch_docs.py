@@ -141,7 +141,7 @@ DOCS: dict[str, tuple[str, str]] = {
         BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Embedding LayerNorm LazyBatchNorm1d
         LazyBatchNorm2d LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
-        SyncBatchNorm Tanh"""),
+        SyncBatchNorm Tanh TransformerEncoderLayer"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),
     **_members("torch.nn.Module", """
         bfloat16 compile double eval get_submodule half load_state_dict modules named_children named_modules
