@@ -10,7 +10,7 @@ convolutions, the normalisation layers, ``nn.Embedding``) it records, during one
 
 Each norm is summed in float64: a float32 norm of entries below about 2e-23 reads 0 (their
 squares underflow) and one of entries near 1e19 reads inf. Every hook, the ones put on outputs
-too, is removed when the ``with`` block ends: run backward inside it. A module with parameters but no ``weight``
+too, is removed when the ``with`` block ends: run forward and backward inside it. A module with parameters but no ``weight``
 (an ``nn.LSTM``, say) is refused rather than skipped, so every layer with parameters is in
 the report, by its weight (a bias's gradient is not recorded).
 """
@@ -49,7 +49,9 @@ class GradientFlow:
 
     def _record(self, name, key):
         def hook(grad):
-            self.norms.setdefault(name, {})[key] = torch.linalg.vector_norm(grad, dtype=torch.float64).item()
+            g = grad.coalesce().values() if grad.is_sparse else grad   # nn.Embedding(sparse=True)
+            wide = torch.complex128 if g.is_complex() else torch.float64
+            self.norms.setdefault(name, {})[key] = torch.linalg.vector_norm(g, dtype=wide).item()
             # returns None: observe, do not replace
         return hook
 

@@ -48,8 +48,8 @@ def step_in_backward(model, make_optimizer, step_if=None):
     After ``loss.backward()`` every parameter is updated and every ``.grad`` is None.
     ``step_if()``, if given, is asked in each hook: when it returns False the hook neither
     steps nor frees, so ``.grad`` accumulates (a micro-batch that is not the last one); a
-    parameter that gets no gradient in the micro-batch that steps is not stepped, and keeps
-    its ``.grad``. Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
+    parameter that the stepping micro-batch's backward does not reach is not stepped, and
+    keeps its ``.grad``. Returns the hook handles; ``h.remove()`` each to go back to ordinary steps.
     """
     params = _check_model(model)
     _check_maker(make_optimizer, params[0])

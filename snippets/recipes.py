@@ -36,6 +36,8 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     if not torch.is_grad_enabled():
         raise RuntimeError("accumulate_gradients runs backward: call it outside torch.no_grad() "
                            "and torch.inference_mode()")
+    if not any(True for _ in model.parameters()):
+        raise ValueError("model has no parameters: there is nothing to accumulate gradients into")
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model has no parameter that requires grad: unfreeze the ones to train "
                          "(p.requires_grad_(True))")

@@ -468,6 +468,7 @@ def _cases():
         ("precision", "assert_close_to_reference", "shape", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(1.0), dtype=torch.float64, n=1), ValueError, "dtype must be one of"),
         ("precision", "assert_close_to_reference", "nonfinite", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(12.0), dtype=torch.float16, n=1), AssertionError, "relative error inf"),
         # recipes
+        ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(nn.Tanh(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 2), 2), ValueError, "model has no parameters: there is nothing to accumulate gradients into"),
         ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear().parameters(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 2), TypeError, "model must be a torch.nn.Module, got generator: pass the model itself"),
         ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, [torch.ones(4, 2)], torch.ones(4, 1), 2), TypeError, "inputs and targets must be tensors"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 3), ValueError, "N = 4 is not divisible by k = 3"),

@@ -127,3 +127,15 @@ def test_bad_input():
         xychart({"0": {"out": 1.0}}, "t", key="bias")
     with pytest.raises(ValueError, match="depth and width"):
         deep_mlp(depth=0)
+
+
+def test_a_sparse_embedding_is_inspected_by_the_norm_of_its_gradients_values():
+    """nn.Embedding(sparse=True) hands its weight hook a sparse gradient: its norm is the
+    norm of the values (a float64 norm of a sparse tensor is refused by torch)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(5, 3, sparse=True), nn.Linear(3, 2))
+    norms = inspect(model, torch.tensor([1, 2, 2]))
+    dense = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 2))
+    dense.load_state_dict(model.state_dict())
+    assert norms["0"]["weight"] == pytest.approx(inspect(dense, torch.tensor([1, 2, 2]))["0"]["weight"])
+    assert model[0].weight.grad.is_sparse
