@@ -92,7 +92,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.Tensor", """
         abs add_ all amax any argmax backward bernoulli_ bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
-        imag
+        imag is_sparse to_dense
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad

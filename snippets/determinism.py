@@ -92,11 +92,14 @@ def run_twice(train, seed):
         for _ in range(2):
             seed_everything(seed)
             out = train()
-            out = [out] if isinstance(out, torch.Tensor) else out
-            if not isinstance(out, (list, tuple)) or not out or not all(isinstance(t, torch.Tensor) for t in out):
+            if isinstance(out, torch.Tensor):
+                out = [out]
+            elif hasattr(out, "__iter__") and not isinstance(out, (str, bytes, dict)):
+                out = list(out)                        # a list, a tuple, model.parameters()
+            if not isinstance(out, list) or not out or not all(isinstance(t, torch.Tensor) for t in out):
                 raise TypeError("train() must return a non-empty list of tensors, e.g. "
                                 f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
-            runs.append([t.detach().clone() for t in out])
+            runs.append([(t.to_dense() if t.is_sparse else t).detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")

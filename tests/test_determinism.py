@@ -136,3 +136,11 @@ def test_loader_generator_refuses_a_seed_outside_torchs_range_by_name(seed):
 def test_loader_generator_takes_every_seed_torch_takes(seed):
     g = loader_generator(seed)
     assert g.initial_seed() == seed % 2**64  # torch stores the seed as an unsigned 64-bit number
+
+
+def test_run_twice_takes_any_iterable_of_tensors_and_a_sparse_one():
+    """model.parameters() is a generator; a sparse gradient is compared as its dense values."""
+    model = torch.nn.Linear(2, 1)
+    assert run_twice(lambda: model.parameters(), 0) == 0.0
+    sparse = torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,))
+    assert run_twice(lambda: [sparse], 0) == 0.0
