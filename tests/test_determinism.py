@@ -142,5 +142,5 @@ def test_run_twice_takes_any_iterable_of_tensors_and_a_sparse_one():
     """model.parameters() is a generator; a sparse gradient is compared as its dense values."""
     model = torch.nn.Linear(2, 1)
     assert run_twice(lambda: model.parameters(), 0) == 0.0
-    sparse = torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,))
+    sparse = torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,), check_invariants=True)
     assert run_twice(lambda: [sparse], 0) == 0.0
