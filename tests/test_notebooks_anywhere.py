@@ -172,14 +172,20 @@ import sys, urllib.request
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
 
 url, out = sys.argv[1], sys.argv[2]
 nb = nbformat.reads(urllib.request.urlopen(url, timeout=60).read().decode("utf-8"), as_version=4)
 for cell in nb.cells:  # the stored outputs cleared first, as "Clear all outputs" then "Run all"
     if cell.cell_type == "code":
         cell.outputs, cell.execution_count = [], None
+# The kernel listens on Unix sockets in this run's own folder, not on TCP ports: notebooks run
+# side by side here, and a TCP port picked free can be taken by another kernel before its own
+# binds it ("Address already in use").
+config = Config()
+config.KernelManager.transport = "ipc"
 try:
-    NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3", config=config).execute()
     failed = ""
 except CellExecutionError as error:
     failed = str(error)
