@@ -135,6 +135,23 @@ def _locked(key):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def kernel_config():
+    """nbclient's configuration for one kernel that listens on Unix sockets in a temporary folder
+    of its own, not on TCP ports: kernels start side by side in a test run, and a TCP port found
+    free can be taken by another process before the kernel binds it ("Address already in use").
+    The folder's path is absolute because the kernel runs in its notebook's folder."""
+    import tempfile
+
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="kernel-") as folder:
+        config = Config()
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = os.path.join(folder, "ipc")
+        yield config
+
+
 def execute(path: Path, timeout: int = 120):
     """The notebook at ``path``, executed (from the cache when its key is unchanged).
 
@@ -156,8 +173,9 @@ def execute(path: Path, timeout: int = 120):
             raise CellExecutionError(error["traceback"], error["ename"], error["evalue"])
         nb = without_outputs(nbformat.read(path, as_version=4))
         try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
+            with kernel_config() as config:
+                NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                               config=config, resources={"metadata": {"path": str(path.parent)}}).execute()
         except CellExecutionError as exc:
             failed.write_text(json.dumps({"traceback": exc.traceback, "ename": exc.ename, "evalue": exc.evalue}),
                               encoding="utf-8")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from bookbuild import notebook_gen
@@ -103,6 +104,23 @@ def test_a_notebook_whose_cell_raises_fails(tmp_path):
     shutil.copy(FIXTURES / "failing.ipynb", tmp_path)
     with pytest.raises(CellExecutionError, match="element 0 of tensors does not require grad"):
         notebooks.stale(tmp_path / "failing.ipynb")
+
+
+def test_a_kernel_listens_on_unix_sockets_in_a_folder_of_its_own(tmp_path):
+    # not on TCP ports, which another process can take between their pick and the kernel's bind;
+    # the folder's path is absolute, since the kernel runs in its notebook's folder
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1 + 1)")])
+    with notebooks.kernel_config() as config:
+        client = NotebookClient(nb, timeout=120, kernel_name="python3", config=config,
+                                resources={"metadata": {"path": str(tmp_path)}})
+        with client.setup_kernel():
+            info = client.km.get_connection_info()
+            folder = Path(info["ip"]).parent
+            assert info["transport"] == "ipc" and folder.is_absolute(), info
+            assert any(folder.iterdir())  # the sockets
+            client.execute_cell(nb.cells[0], 0)
+    assert nb.cells[0].outputs[0]["text"] == "2\n"
+    assert not folder.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_the_site_does_not_execute_notebooks():

@@ -12,6 +12,7 @@ from nbclient import NotebookClient
 from bookbuild import notebook_gen as generator
 from bookbuild import notebook_gen as notebooks
 from bookbuild.notebook_gen import NOTEBOOKS
+from bookcheck.notebooks import kernel_config
 from snippets.workshop import TASKS
 
 
@@ -42,8 +43,9 @@ async def _last_output(task, solved, slots):
     assert nb.cells[5].source == notebooks.starter_path(task).read_text(encoding="utf-8").strip("\n")
     nb.cells[5].source = "import torch\nimport torch.nn.functional as F\n" + notebooks.task_section(task, "backward")
     async with slots:  # a kernel is a process: two at a time, driven from one event loop
-        await NotebookClient(nb, timeout=300, kernel_name="python3",
-                             resources={"metadata": {"path": str(NOTEBOOKS)}}).async_execute()
+        with kernel_config() as config:
+            await NotebookClient(nb, timeout=300, kernel_name="python3", config=config,
+                                 resources={"metadata": {"path": str(NOTEBOOKS)}}).async_execute()
     return "".join(o.get("text", "") for o in nb.cells[-1].outputs)
 
 
