@@ -24,7 +24,7 @@ def _parse(spec):
         raise TypeError(f'spec must be a string such as "N D", got {type(spec).__name__}')
     tokens = spec.split()
     for token in tokens:
-        if not (token.isidentifier() or token.isdigit()):
+        if not (token.isidentifier() or (token.isascii() and token.isdigit())):
             raise ValueError(
                 f"spec {spec!r}: {token!r} is neither a dimension name nor a size; "
                 'write names and sizes separated by spaces, e.g. "N 1" or "B T C"'
@@ -33,11 +33,12 @@ def _parse(spec):
 
 
 # --8<-- [start:expect_shape]
-def expect_shape(t, spec, name="tensor", **sizes):
+def expect_shape(t, spec, name="tensor", /, **sizes):
     """Check ``t.shape`` against ``spec``; return ``sizes`` updated with the names it bound.
 
     ``spec``: e.g. ``"N D"``; ``"N 1"``; ``""`` for a 0-d tensor.
-    ``sizes``: sizes already known, e.g. ``N=32``; a name in ``spec`` must match them.
+    ``sizes``: sizes already known, e.g. ``N=32``; a name in ``spec`` must match them (any
+    name, ``t`` and ``name`` too: the first three arguments are positional only).
     Raises ``ShapeError`` naming the tensor, the expected and the actual shape.
     """
     if not isinstance(t, torch.Tensor):

@@ -56,6 +56,7 @@ def test_zero_d_tensor_has_the_empty_spec():
         ((torch.zeros(2), 2), {}, TypeError, "spec must be a string"),
         ((torch.zeros(2), "N-1"), {}, ValueError, "neither a dimension name nor a size"),
         ((torch.zeros(2), "(N,)"), {}, ValueError, "neither a dimension name nor a size"),
+        ((torch.zeros(2), "\u00b2"), {}, ValueError, "neither a dimension name nor a size"),  # isdigit()
         ((torch.zeros(2), "N"), {"N": 2.0}, ValueError, "must be a non-negative int"),
         ((torch.zeros(2), "N"), {"N": True}, ValueError, "must be a non-negative int"),
     ],
@@ -63,6 +64,14 @@ def test_zero_d_tensor_has_the_empty_spec():
 def test_bad_arguments_say_what_to_write(args, kwargs, error, message):
     with pytest.raises(error, match=message):
         expect_shape(*args, **kwargs)
+
+
+def test_any_name_passes_on_including_the_names_of_the_arguments():
+    dims = expect_shape(torch.zeros(5, 3), "t name", "x")
+    assert dims == {"t": 5, "name": 3}
+    assert expect_shape(torch.zeros(5), "t", "y", **dims) == dims
+    with pytest.raises(ShapeError, match=r"y: expected \(name,\) with name=3, got shape \(5,\)"):
+        expect_shape(torch.zeros(5), "name", "y", **dims)
 
 
 def test_shape_error_is_an_assertion_error():
