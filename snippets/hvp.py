@@ -26,9 +26,14 @@ def _check_point(f, x, v, name):
         raise TypeError(f"f must be a function of one tensor returning a scalar, got {type(f).__name__}")
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         raise TypeError("x must be a floating-point tensor, e.g. torch.tensor([1.0, 2.0])")
+    if x.is_inference():
+        raise ValueError("x was made under torch.inference_mode(), so it cannot require grad: "
+                         "pass x.clone() made outside inference_mode")
     if not isinstance(v, torch.Tensor) or v.shape != x.shape:
         got = tuple(v.shape) if isinstance(v, torch.Tensor) else type(v).__name__
         raise ValueError(f"v must be a tensor of x's shape {tuple(x.shape)}, got {got}")
+    if v.dtype != x.dtype:
+        raise TypeError(f"v is {v.dtype} and x {x.dtype}: pass v in x's dtype (v.to(x.dtype))")
 
 
 def _check_batches(critic, real, fake):
@@ -45,6 +50,12 @@ def _check_batches(critic, real, fake):
         raise ValueError(f"real and fake are empty, {tuple(real.shape)}: the penalty is a mean over samples; pass N >= 1")
     if real.dtype != fake.dtype:
         raise TypeError(f"real is {real.dtype} and fake {fake.dtype}: pass both in the critic's dtype")
+    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm)
+    if isinstance(critic, torch.nn.Module) and any(
+            isinstance(m, batch_norms) and (m.training or m.running_mean is None) for m in critic.modules()):
+        raise ValueError("critic normalises with batch statistics (a BatchNorm in train mode, or without "
+                         "running stats), which mix the samples, so the gradient of the summed scores is "
+                         "not per sample: use LayerNorm in the critic, as WGAN-GP does")
 
 
 # --8<-- [start:double_backward]
@@ -95,8 +106,9 @@ def hvp_three_ways(f, x, v):
 def gradient_penalty(critic, real, fake):
     """The WGAN-GP penalty ``mean((||d critic / d x_hat|| - 1)^2)`` at random interpolates.
 
-    ``real`` and ``fake``: (N, D). ``fake`` is detached, so the penalty reaches the critic's
-    parameters only (never the generator that made ``fake``). The per-sample gradients are
+    ``real`` and ``fake``: (N, D). Both are detached, so the penalty reaches the critic's
+    parameters only (never the generator that made ``fake``). A critic that normalises with
+    batch statistics is refused: they mix the samples. The per-sample gradients are
     computed with ``create_graph=True`` so that ``penalty.backward()`` can differentiate
     them with respect to the critic's parameters. Runs under ``enable_grad`` so it also works
     inside an evaluation loop that turned grad mode off with ``no_grad``; under
@@ -108,7 +120,7 @@ def gradient_penalty(critic, real, fake):
     _refuse_inference_mode("gradient_penalty")
     with torch.enable_grad():
         alpha = torch.rand(real.shape[0], 1, dtype=real.dtype, device=real.device)  # (N, 1), one mix per sample
-        x_hat = (alpha * real + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)
+        x_hat = (alpha * real.detach() + (1 - alpha) * fake.detach()).requires_grad_(True)  # (N, D)
         scores = critic(x_hat)                                    # (N, 1)
         if scores.requires_grad:  # zeros where the critic does not use x_hat (materialize_grads)
             (g,) = torch.autograd.grad(scores.sum(), x_hat, create_graph=True, materialize_grads=True)  # (N, D)

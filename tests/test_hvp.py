@@ -59,6 +59,8 @@ def test_caller_tensor_untouched_and_works_under_no_grad():
         ((lambda t: t.sum(), torch.ones(2, dtype=torch.long), torch.ones(2)), TypeError, "floating-point"),
         ((lambda t: t.sum(), torch.ones(2), torch.ones(3)), ValueError, "x's shape"),
         ((lambda t: t, torch.ones(2), torch.ones(2)), ValueError, "must return a scalar"),
+        # torch.func's product would come back float64 and the other two float32
+        ((lambda t: t.sum(), torch.ones(2), torch.ones(2, dtype=torch.float64)), TypeError, "pass v in x's dtype"),
     ],
 )
 def test_bad_input(args, error, match):
@@ -92,6 +94,37 @@ def test_penalty_reaches_critic_not_generator_even_under_no_grad():
     p.backward()
     assert critic[0].weight.grad is not None and critic[2].weight.grad is not None
     assert all(q.grad is None for q in generator.parameters())
+
+
+def test_penalty_reaches_no_graph_behind_real():
+    encoder = nn.Linear(3, 2)
+    critic = nn.Sequential(nn.Linear(2, 4), nn.Tanh(), nn.Linear(4, 1))
+    gradient_penalty(critic, encoder(torch.randn(4, 3)), torch.randn(4, 2)).backward()
+    assert critic[0].weight.grad is not None
+    assert all(q.grad is None for q in encoder.parameters())
+
+
+@pytest.mark.parametrize("norm", [nn.BatchNorm1d(4), nn.BatchNorm1d(4, track_running_stats=False).eval()])
+def test_penalty_refuses_a_critic_that_mixes_samples(norm):
+    # a batch norm's output for sample 0 depends on sample 1: the gradient of the summed scores
+    # is not per sample (the Jacobian of the scores is not diagonal)
+    critic = nn.Sequential(nn.Linear(2, 4), norm, nn.Linear(4, 1))
+    x = torch.randn(3, 2)
+    J = torch.autograd.functional.jacobian(lambda t: critic(t).squeeze(1), x)  # (N, N, D)
+    assert J[0, 1].abs().max() > 0
+    with pytest.raises(ValueError, match="mix the samples.*use LayerNorm"):
+        gradient_penalty(critic, x, torch.randn(3, 2))
+    critic[1] = nn.LayerNorm(4)  # per sample: accepted
+    assert torch.autograd.functional.jacobian(lambda t: critic(t).squeeze(1), x)[0, 1].abs().max() == 0
+    gradient_penalty(critic, x, torch.randn(3, 2))
+
+
+def test_hessian_vector_products_refuse_an_inference_tensor():
+    with torch.inference_mode():
+        x = torch.ones(2)
+    with pytest.raises(ValueError, match=r"pass x.clone\(\) made outside inference_mode"):
+        hvp_double_backward(lambda t: (t ** 3).sum(), x, torch.ones(2))
+    assert hvp_double_backward(lambda t: (t ** 3).sum(), x.clone(), torch.ones(2)).tolist() == [6.0, 6.0]
 
 
 def test_penalty_refuses_inference_mode():
