@@ -138,7 +138,8 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.func", "functional_call grad hessian jacfwd jacrev jvp vjp vmap"),
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
-        BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Embedding LayerNorm LazyBatchNorm1d
+        AlphaDropout BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding
+        FeatureAlphaDropout LayerNorm LazyBatchNorm1d
         LazyBatchNorm2d LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
         SyncBatchNorm Tanh TransformerEncoderLayer"""),

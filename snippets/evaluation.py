@@ -64,7 +64,14 @@ def evaluate(model, batches):
                     f"batch {i} is a {type(batch).__name__}; pass input tensors only "
                     "(e.g. (x for x, y in loader))"
                 )
-            outputs.append(model(batch))
+            out = model(batch)
+            if not isinstance(out, torch.Tensor) or out.dim() == 0:
+                what = type(out).__name__ if not isinstance(out, torch.Tensor) else "a 0-d tensor"
+                raise TypeError(
+                    f"model returned {what} for batch {i}; evaluate joins the outputs along their "
+                    "first dimension: wrap the model to return one tensor of shape (B, ...)"
+                )
+            outputs.append(out)
     if not outputs:
         raise ValueError("batches is empty: pass at least one input tensor")
     with torch.inference_mode():
@@ -113,9 +120,17 @@ def tracking_profile(model, x, how):
         raise TypeError(f"x must be an input tensor; got {type(x).__name__}")
     batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
                    torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
+    dropouts = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d, torch.nn.Dropout3d,
+                torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
     norms = [m for m in model.modules() if isinstance(m, batch_norms)]
-    if not norms or not any(isinstance(m, torch.nn.Dropout) for m in model.modules()):
+    if not norms or not any(isinstance(m, dropouts) for m in model.modules()):
         raise ValueError("model needs a BatchNorm layer and a Dropout layer to show their modes")
+    if norms[0].running_mean is None:
+        raise ValueError("the model's first batch norm keeps no running statistics "
+                         "(track_running_stats=False): pass one that does, to measure whether they move")
+    if x.dim() == 0 or x.shape[0] < 2:
+        raise ValueError(f"x has shape {tuple(x.shape)}: batch norm in train mode needs a batch of at "
+                         "least 2 rows, (N, ...) with N >= 2")
     state = {k: v.clone() for k, v in model.state_dict().items()}
     modes = [(m, m.training) for m in model.modules()]
     model.train(how not in ("eval", "eval+inference_mode"))

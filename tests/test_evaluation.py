@@ -130,6 +130,38 @@ def test_input_errors_say_what_to_do():
         tracking_profile(model, [1.0], "grad")
 
 
+class Pair(torch.nn.Module):  # returns (output, hidden), as nn.LSTM does
+    def forward(self, x):
+        return x, x
+
+
+class Mean(torch.nn.Module):  # returns a 0-d tensor
+    def forward(self, x):
+        return x.mean()
+
+
+@pytest.mark.parametrize("model, what", [(Pair(), "tuple"), (Mean(), "a 0-d tensor")])
+def test_evaluate_names_an_output_it_cannot_join(model, what):
+    with pytest.raises(TypeError, match=f"model returned {what} for batch 0; .* shape \\(B, ...\\)"):
+        evaluate(model, batches())
+
+
+def test_tracking_profile_refuses_what_it_cannot_measure():
+    untracked = make_model()
+    untracked[1] = torch.nn.BatchNorm1d(H, track_running_stats=False)
+    with pytest.raises(ValueError, match="keeps no running statistics"):
+        tracking_profile(untracked, torch.randn(4, D_IN), "grad")
+    for rows in (0, 1):  # 0 rows: every measurement would read "unchanged"
+        with pytest.raises(ValueError, match="at least 2 rows"):
+            tracking_profile(make_model(), torch.randn(rows, D_IN), "grad")
+
+
+def test_tracking_profile_reads_any_dropout_layer():
+    model = make_model()
+    model[3] = torch.nn.Dropout1d(0.5)  # drops whole channels of (N, C, L) or (C, L) inputs
+    assert tracking_profile(model, torch.randn(16, D_IN), "grad")["dropout_active"]
+
+
 def test_tracking_profile_against_direct_observation():
     model = make_model()
     x = torch.randn(16, D_IN)
