@@ -77,7 +77,7 @@ DOCS: dict[str, tuple[str, str]] = {
         abs add allclose arange are_deterministic_algorithms_enabled as_tensor broadcast_shapes cat chunk clamp
         cdist compile view_as_real
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye from_numpy full full_like
-        Generator get_autocast_dtype get_num_threads get_rng_state histc initial_seed
+        Generator get_autocast_dtype get_num_threads get_rng_state histc hypot initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
         isnan lgamma linspace
         log log1p logsumexp manual_seed maximum mv nextafter no_grad ones ones_like outer rand rand_like randint
