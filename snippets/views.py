@@ -8,8 +8,9 @@ of its storage (counted in elements, not bytes). A view is a second (shape, stri
 over the same storage; a copy has a storage of its own.
 
 Invariants: ``element_offsets(t)`` has ``t``'s shape, and indexing the flat storage with it
-gives back ``t``'s values. ``shares_storage(a, b)`` is True when ``a`` and ``b`` are over one
-storage (a write through one is seen through the other where their elements overlap).
+gives back ``t``'s values. ``shares_storage(a, b)`` is True when the memory of ``a``'s storage
+and ``b``'s overlap: one storage, or two over the same memory (``torch.from_numpy`` of
+overlapping arrays); a write through one is seen through the other where their elements overlap.
 """
 
 import torch
@@ -19,7 +20,8 @@ def _check_tensor(t, what="t"):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
     if t.layout != torch.strided:
-        raise ValueError(f"{what}: only strided (dense) tensors have strides; got layout {t.layout}")
+        raise ValueError(f"{what}: only strided (dense) tensors have strides; got layout {t.layout}: "
+                         f"pass {what}.to_dense()")
 
 
 # --8<-- [start:describe]
@@ -33,17 +35,21 @@ def describe(t):
 
 
 def shares_storage(a, b):
-    """True if ``a`` and ``b`` read the same storage (one is a view of the other, or both of one base).
+    """True if ``a`` and ``b`` read the same memory (one is a view of the other, or both of one base).
 
-    Compares the start address of the two storages. A storage of no bytes (``torch.empty(0)``'s)
-    has no memory to share: for it the answer is False (an empty view of a tensor, ``x[:0]``,
-    is still over ``x``'s storage: True).
+    Compares the address ranges of the two storages: they overlap. A storage of no bytes
+    (``torch.empty(0)``'s) has no memory to share: for it the answer is False (an empty view of
+    a tensor, ``x[:0]``, is still over ``x``'s storage: True).
     """
     _check_tensor(a, "a")
     _check_tensor(b, "b")
-    if a.untyped_storage().nbytes() == 0 or b.untyped_storage().nbytes() == 0:
+    for what, t in (("a", a), ("b", b)):
+        if t.is_meta:
+            raise ValueError(f"{what} is a meta tensor, which has no memory: pass a tensor with data")
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if a.device != b.device or sa.nbytes() == 0 or sb.nbytes() == 0:
         return False
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    return sa.data_ptr() < sb.data_ptr() + sb.nbytes() and sb.data_ptr() < sa.data_ptr() + sa.nbytes()
 # --8<-- [end:describe]
 
 
