@@ -72,12 +72,12 @@ def _unpack(packed):
 def track_saved(exclude=()):
     """Record every tensor saved for backward inside the block; yield a ``SavedTensors``.
 
-    ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted.
+    ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted; None for none.
     Use ``record.alive_bytes()`` after the block, while the graph is still alive.
     """
     if isinstance(exclude, (torch.nn.Module, torch.Tensor)):
         raise TypeError(f"exclude takes an iterable of tensors, got a {type(exclude).__name__}: pass model.parameters()")
-    exclude = list(exclude)
+    exclude = [] if exclude is None else list(exclude)
     for t in exclude:
         if not isinstance(t, torch.Tensor):
             raise TypeError(

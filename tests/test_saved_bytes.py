@@ -56,6 +56,27 @@ def test_backward_frees_what_was_saved():
     assert rec.alive_bytes() == 0
 
 
+def test_a_backward_through_part_of_the_graph_frees_only_that_part():
+    # what the nodes it does not run saved stays (training memory: measuring after backward)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(D, D), torch.nn.ReLU(), torch.nn.Linear(D, 1))
+    with track_saved(exclude=model.parameters()) as rec:
+        loss = model(torch.randn(N, D)).pow(2).mean()
+    full = rec.alive_bytes()
+    torch.autograd.grad(loss, model[2].weight)  # runs the loss's nodes and the last Linear's
+    assert 0 < rec.alive_bytes() < full         # the first Linear's input is still saved
+    del loss
+    assert rec.alive_bytes() == 0
+
+
+def test_exclude_none_excludes_nothing():
+    x = torch.randn(N, D, requires_grad=True)
+    with track_saved(exclude=None) as rec:
+        y = torch.relu(x)
+    assert rec.alive_bytes() == N * D * F32
+    del y
+
+
 def test_a_kept_loss_keeps_its_graph_and_dropping_it_frees_it():
     w = torch.randn(D, requires_grad=True)
     kept = []
