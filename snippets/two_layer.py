@@ -10,7 +10,9 @@ Weights are stored (fan_in, fan_out), so a layer is ``X @ W + b``. (``torch.nn.L
 stores its weight as (fan_out, fan_in) and computes ``X @ weight.T + bias``.)
 
 Invariant checked by the tests: every gradient ``backward`` returns has the shape of its
-tensor and equals what ``torch.autograd.grad`` computes for the same loss.
+tensor and equals what ``torch.autograd.grad`` computes for the same loss, wherever the
+gradients are finite (relu's mask, written as a product, turns an inf into NaN where torch's
+relu gives 0).
 """
 
 # --8<-- [start:forward]
@@ -40,6 +42,8 @@ def _check_inputs(t):
                 )
         if not t[name].is_floating_point():
             raise ValueError(f"{name} must be a floating-point tensor, got {t[name].dtype}")
+        if t[name].dtype != t["X"].dtype:
+            raise TypeError(f"{name} is {t[name].dtype} and X {t['X'].dtype}: pass every tensor in one dtype")
 
 
 def make_tensors(N=4, D_in=3, H=5, D_out=2, seed=0, dtype=torch.float64):
@@ -50,7 +54,9 @@ def make_tensors(N=4, D_in=3, H=5, D_out=2, seed=0, dtype=torch.float64):
     if not all(isinstance(n, int) and not isinstance(n, bool) for n in (N, D_in, H, D_out)):
         raise TypeError(f"sizes must be ints, got N={N!r}, D_in={D_in!r}, H={H!r}, D_out={D_out!r}")
     if min(N, D_in, H, D_out) < 1:
-        raise ValueError("every size must be at least 1")
+        raise ValueError(f"every size must be at least 1, got N={N}, D_in={D_in}, H={H}, D_out={D_out}")
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating-point dtype such as torch.float64, got {dtype}")
     gen = torch.Generator().manual_seed(seed)
     sizes = {"N": N, "D_in": D_in, "H": H, "D_out": D_out}
     t = {}

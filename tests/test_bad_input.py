@@ -551,7 +551,9 @@ def _cases():
         ("tensor_engine", "SGD", "nonfinite", lambda: te.SGD(te.MLP([2, 1]).parameters(), NAN), ValueError, "lr must be positive; got nan"),
         # two_layer
         ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(N="4"), TypeError, "sizes must be ints, got N='4'"),
-        ("two_layer", "make_tensors", "shape", lambda: call("two_layer", "make_tensors")(H=0), ValueError, "every size must be at least 1"),
+        ("two_layer", "make_tensors", "shape", lambda: call("two_layer", "make_tensors")(H=0), ValueError, "every size must be at least 1, got N=4, D_in=3, H=0, D_out=2"),
+        ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(dtype=torch.int64), TypeError, "dtype must be a floating-point dtype such as torch.float64, got torch.int64"),
+        ("two_layer", "forward", "type", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "X": torch.ones(4, 3)}), TypeError, "W1 is torch.float64 and X torch.float32: pass every tensor in one dtype"),
         ("two_layer", "forward", "type", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "X": [[1.0, 2.0, 3.0]]}), TypeError, r"X must be a tensor of shape \('N', 'D_in'\), got list"),
         ("two_layer", "forward", "shape", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "W1": torch.ones(4, 5, dtype=torch.float64)}), ValueError, "W1 has D_in = 4 but an earlier tensor has D_in = 3"),
         ("two_layer", "shapes", "type", lambda: call("two_layer", "shapes")({"Z1": torch.ones(2)}, "Z1"), TypeError, r"names must be a list of names, e.g. \['Z1'\]"),

@@ -30,6 +30,18 @@ def test_relu_mask_is_exercised():
     assert (z1 > 0).any() and (z1 < 0).any()
 
 
+def test_an_infinite_gradient_meets_the_mask_as_the_docstring_says():
+    # Y = -inf in one row: the mask product gives NaN where Z1 <= 0, torch's relu gives 0
+    t = make_tensors()
+    t["Y"] = t["Y"].clone()
+    t["Y"][0, 0] = float("-inf")
+    cache = forward(t)
+    mine = backward(cache)["Z1"][0]
+    (auto,) = torch.autograd.grad(cache["L"], cache["Z1"])
+    off = cache["Z1"][0] <= 0
+    assert off.any() and mine[off].isnan().all() and (auto[0][off] == 0).all()
+
+
 def test_forward_equals_torch_nn_functional():
     t = make_tensors(N=6, D_in=3, H=4, D_out=2, seed=5)
     cache = forward(t)
