@@ -25,6 +25,9 @@ def _check(f, x):
         raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: flatten it first")
     if x.numel() == 0:
         raise ValueError("x is empty, shape (0,): a Jacobian needs n >= 1 inputs")
+    if torch.is_inference_mode_enabled() or x.is_inference():
+        raise ValueError("inference mode records nothing: call outside torch.inference_mode(), "
+                         "with an x made outside it (x.clone() there)")
     return x.detach()
 
 
@@ -34,6 +37,9 @@ def _flat(y):
         raise ValueError(f"f must return a tensor of shape (m,) or (), got {shape}: flatten its output")
     if y.numel() == 0:
         raise ValueError("f returned an empty tensor, shape (0,): a Jacobian needs m >= 1 outputs")
+    if y.is_complex():
+        raise ValueError("f returned a complex tensor, whose real and imaginary parts are two "
+                         "outputs each: return torch.view_as_real(y).reshape(-1) instead")
     return y.reshape(-1)
 
 
@@ -50,7 +56,10 @@ def jacobian_by_vjps(f, x):
     if not y.requires_grad:
         raise ValueError(_LEFT_AUTOGRAD)
     eye = torch.eye(y.numel(), dtype=y.dtype)
-    rows = [torch.autograd.grad(y, x, eye[i], retain_graph=True)[0] for i in range(y.numel())]
+    rows = [torch.autograd.grad(y, x, eye[i], retain_graph=True, allow_unused=True)[0]
+            for i in range(y.numel())]
+    if any(row is None for row in rows):          # y has a graph, but not through x
+        raise ValueError(_LEFT_AUTOGRAD)
     return torch.stack(rows), len(rows)           # (m, n), m backward passes
 
 

@@ -80,9 +80,25 @@ def test_input_is_not_modified_and_needs_no_grad():
         (torch.tanh, [1.0, 2.0], ValueError, "got list"),
         ("tanh", torch.zeros(3), TypeError, "f must be a function"),
         (lambda x: torch.outer(x, x), torch.zeros(3), ValueError, r"shape \(m,\) or \(\), got \(3, 3\)"),
+        # by VJPs the imaginary part was dropped silently, by JVPs it was kept
+        (lambda x: x * (1 + 2j), torch.zeros(3), ValueError, r"complex .* torch.view_as_real\(y\)"),
+        # a graph, but not through x: by VJPs torch's own "appears to not have been used"
+        (lambda x: torch.ones(2, requires_grad=True) * 2, torch.zeros(3), ValueError, "does not use x"),
     ],
 )
 @pytest.mark.parametrize("build", [jacobian_by_vjps, jacobian_by_jvps])
 def test_rejects_bad_inputs(build, f, x, error, message):
     with pytest.raises(error, match=message):
         build(f, x)
+
+
+@pytest.mark.parametrize("build", [jacobian_by_vjps, jacobian_by_jvps])
+def test_refuses_inference_mode_and_names_the_way_out(build):
+    with torch.inference_mode():
+        x = torch.zeros(3)
+        with pytest.raises(ValueError, match="call outside torch.inference_mode"):
+            build(torch.tanh, torch.zeros(3))
+    with pytest.raises(ValueError, match=r"x.clone\(\) there"):
+        build(torch.tanh, x)
+    J, _ = build(torch.tanh, x.clone())
+    assert torch.equal(J, torch.eye(3))
