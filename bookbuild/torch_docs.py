@@ -90,21 +90,21 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.Tensor": ("inline", "tensors.html#torch.Tensor"),
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
-        abs add_ addmv_ all amax any argmax backward bernoulli_ bfloat16 chunk clamp clamp_ clone conj contiguous copy_ cos cpu
+        abs add_ addmv_ all amax any argmax backward bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
         imag is_sparse to_dense
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
         retains_grad scatter shape sin softmax sort split sqrt squeeze std storage_offset stride sub_ sum
-        sum_to_size t tanh to tolist transpose tril_ triu unbind unfold uniform_ unique unsqueeze untyped_storage var view
+        sum_to_size t tanh to tolist transpose tril_ triu unbind unfold uniform_ unique unsqueeze untyped_storage values var view
         zero_"""),
     **_owner("tensors.html#torch.Tensor", "torch.Tensor.grad_fn torch.Tensor.data torch.Tensor.dtype "
                                           "torch.Tensor.layout torch.Tensor.relu torch.Tensor.relu_"),
     # tensor_attributes.md (`.. class:: dtype`, `.. class:: layout`), type_info.md (`.. class:: torch.finfo`,
     # whose anchor is torch.torch.finfo), size.md (autoclass torch.Size)
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
-    **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex128 torch.float16 "
+    **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
                                                    "torch.uint8 torch.float32.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided"),

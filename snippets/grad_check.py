@@ -17,7 +17,8 @@ def report_dead_grads(model):
                       graph (a .detach(), an .item(), a branch the loss does not use);
       ``"zero"``      a gradient reached it and every element is 0;
       ``"nonfinite"`` the gradient holds nan or inf.
-    An empty dict means every trainable parameter received a finite, nonzero gradient.
+    An empty dict means every trainable parameter received a finite, nonzero gradient (a
+    parameter with no elements is not reported; a sparse gradient is read by its values).
     Each ``.grad`` has its parameter's shape; this function only reads it.
     """
     if not isinstance(model, nn.Module):
@@ -38,8 +39,12 @@ def report_dead_grads(model):
             dead[name] = "frozen"
         elif p.grad is None:
             dead[name] = "None"
-        elif not torch.isfinite(p.grad).all():
-            dead[name] = "nonfinite"
-        elif not p.grad.any():
-            dead[name] = "zero"
+        elif p.numel() == 0:
+            continue  # an empty parameter has nothing to learn
+        else:
+            g = p.grad.coalesce().values() if p.grad.is_sparse else p.grad  # Embedding(sparse=True)
+            if not torch.isfinite(g).all():
+                dead[name] = "nonfinite"
+            elif not g.any():
+                dead[name] = "zero"
     return dead

@@ -79,3 +79,27 @@ def test_bad_inputs():
         report_dead_grads(torch.ones(2))
     with pytest.raises(ValueError, match="no parameters"):
         report_dead_grads(nn.ReLU())
+
+
+def test_a_sparse_gradient_is_read_by_its_values():
+    emb = nn.Embedding(4, 2, sparse=True)
+    emb(torch.tensor([0, 2])).sum().backward()
+    assert emb.weight.grad.is_sparse and report_dead_grads(emb) == {}
+    emb.weight.grad = torch.sparse_coo_tensor([[1]], [[float("nan"), 0.0]], (4, 2), check_invariants=True)
+    assert report_dead_grads(emb) == {"weight": "nonfinite"}
+
+
+def test_an_empty_parameter_is_not_reported():
+    with pytest.warns(UserWarning, match="zero-element tensors is a no-op"):
+        model = nn.Sequential(nn.Linear(0, 2), nn.Linear(2, 1))  # the first weight is (2, 0)
+    model(torch.randn(3, 0)).sum().backward()
+    assert model[0].weight.numel() == 0 and "0.weight" not in report_dead_grads(model)
+
+
+def test_an_optimizer_over_part_of_the_model_clears_only_that_part():
+    # the page: the check then reads the cleared part as "None"
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    model(torch.randn(3, 2)).sum().backward()
+    torch.optim.SGD(model[1].parameters(), lr=0.1).zero_grad()
+    assert report_dead_grads(model) == {"1.weight": "None", "1.bias": "None"}
