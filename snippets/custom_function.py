@@ -43,6 +43,9 @@ class ScaledPow(torch.autograd.Function):
     def forward(ctx, x, s, p):
         if not isinstance(p, int) or isinstance(p, bool) or p < 1:
             raise ValueError(f"p must be a Python int >= 1, got {p!r}; for p = 0 the output is just s")
+        for name, t in (("x", x), ("s", s)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name} must be a tensor, got {type(t).__name__}: pass torch.tensor({t!r})")
         try:
             joint = torch.broadcast_shapes(x.shape, s.shape)
         except RuntimeError:  # the sizes cannot broadcast at all
@@ -84,6 +87,9 @@ def check_function(fn, *inputs):
         raise TypeError(f"pass {fn.__name__}.apply, not the class: a Function is called through .apply")
     if not callable(fn):
         raise TypeError(f"fn must be callable, such as MyFunction.apply, got {type(fn).__name__}")
+    if len(inputs) == 1 and isinstance(inputs[0], (tuple, list)):
+        raise TypeError("pass the inputs unpacked, check_function(fn, x, s, 3), not one tuple as "
+                        "gradcheck(fn, (x, s, 3)) takes")
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     for i, t in enumerate(inputs):
         if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) \

@@ -174,6 +174,8 @@ def _cases():
         ("custom_function", "ScaledPow", "type", lambda: cf.ScaledPow.apply(leaf(1.0), f64(2.0), 1.5), ValueError, "p must be a Python int >= 1, got 1.5"),
         ("custom_function", "ScaledPow", "shape", lambda: cf.ScaledPow.apply(leaf(1.0, 2.0), torch.ones(2, 2, dtype=torch.float64), 2), ValueError, "must broadcast to x's shape"),
         ("custom_function", "check_function", "type", lambda: cf.check_function(cf.Square, leaf(1.0)), TypeError, r"pass Square.apply, not the class"),
+        ("custom_function", "check_function", "type", lambda: cf.check_function(cf.Square.apply, (leaf(1.0),)), TypeError, r"pass the inputs unpacked, check_function\(fn, x, s, 3\)"),
+        ("custom_function", "ScaledPow", "type", lambda: cf.ScaledPow.apply(leaf(1.0), 0.5, 2), TypeError, r"s must be a tensor, got float: pass torch.tensor\(0.5\)"),
         ("custom_function", "check_function", "shape", lambda: cf.check_function(cf.Square.apply, torch.ones(2, requires_grad=True)), TypeError, "input #0 is torch.float32"),
         ("custom_function", "check_function", "shape", lambda: cf.check_function(torch.sin, torch.ones(2, dtype=torch.complex64, requires_grad=True)), TypeError, r"input #0 is torch.complex64; .* Pass t.detach\(\).to\(torch.complex128\).requires_grad_\(\) instead"),
         ("custom_function", "check_function", "shape", lambda: cf.check_function(torch.sin, torch.ones(0, dtype=torch.float64, requires_grad=True)), ValueError, "every input that requires grad is empty: gradcheck would compare no element"),
