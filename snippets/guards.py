@@ -95,8 +95,11 @@ def as_log_value(loss):
 def assert_finite(tensor, what="tensor"):
     """Fail if ``tensor`` holds a NaN or an infinity; say how many and of which kind."""
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{what}: expected a tensor, got {type(tensor).__name__}")
+        raise TypeError(f"{what}: expected a tensor, got {type(tensor).__name__}: pass a tensor "
+                        "(for a model's gradients, assert_finite_grads(model))")
     t = tensor.detach()
+    if t.layout != torch.strided:
+        t = t.to_dense()  # a sparse .grad, as Embedding(sparse=True) writes
     bad = ~torch.isfinite(t)
     if bad.any():
         nans, infs = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())

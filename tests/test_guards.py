@@ -138,3 +138,13 @@ def test_assert_no_graph_walks_every_container_it_accepts():
     for fine in (itself, collections.deque([loss.item()]), {loss.detach()}, {"a": "text"}.values(),
                  np.ones((3, 3)), range(10 ** 12), b"bytes"):
         assert_no_graph(fine, "log")
+
+
+def test_a_sparse_gradient_is_checked_by_its_values():
+    emb = torch.nn.Embedding(4, 2, sparse=True)
+    emb(torch.tensor([0, 2])).sum().backward()
+    assert emb.weight.grad.is_sparse
+    assert_finite_grads(emb)  # finite: passes
+    emb.weight.grad = torch.sparse_coo_tensor([[1]], [[float("nan"), 0.0]], (4, 2), check_invariants=True)
+    with pytest.raises(GuardError, match="weight.grad has 1 NaN and 0 inf of 8 values, the first at index \\(1, 0\\)"):
+        assert_finite_grads(emb)
