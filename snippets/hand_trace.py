@@ -8,7 +8,8 @@ def gradients(loss, **tensors):
 
     ``loss`` must be a scalar (one element) with a graph behind it. The tensors may be
     leaves or intermediate results; every one must require grad and lie in loss's graph.
-    Uses ``torch.autograd.grad``, so no ``.grad`` is written, and keeps the graph
+    Uses ``torch.autograd.grad``, so no leaf's ``.grad`` is written (a tensor that called
+    ``retain_grad()`` still gets its ``.grad`` written on every walk), and keeps the graph
     (``retain_graph=True``), so the same graph can be asked again.
     """
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -21,10 +22,14 @@ def gradients(loss, **tensors):
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a tensor of loss's graph, got {type(t).__name__}")
+        if not (t.is_floating_point() or t.is_complex()):
+            raise TypeError(f"{name} is {t.dtype}: only floating-point or complex tensors can require "
+                            f"grad; pass {name}.float()")
         if not t.requires_grad:
             raise ValueError(f"{name} does not require grad: create it with requires_grad=True")
     grads = torch.autograd.grad(loss, list(tensors.values()), retain_graph=True, allow_unused=True)
     missing = [name for name, g in zip(tensors, grads) if g is None]
     if missing:
-        raise ValueError(f"loss does not depend on {', '.join(missing)}: not in loss's graph")
+        raise ValueError(f"no gradient from loss reaches {', '.join(missing)}: not in loss's graph, "
+                         "or a backward on the way returned None")
     return dict(zip(tensors, grads))

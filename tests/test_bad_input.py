@@ -432,6 +432,7 @@ def _cases():
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(1.0, w=leaf(1.0)), ValueError, "loss must be a scalar tensor, got float"),
         ("hand_trace", "gradients", "shape", lambda: call("hand_trace", "gradients")(leaf(1.0, 2.0) * 2, w=leaf(1.0)), ValueError, r"loss must be a scalar tensor, got \(2,\)"),
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), w=2.0), TypeError, "w must be a tensor of loss's graph, got float"),
+        ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), n=torch.tensor(2)), TypeError, r"n is torch.int64: only floating-point or complex tensors can require grad; pass n.float\(\)"),
         # hvp
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")("f", f64(1.0), f64(1.0)), TypeError, "f must be a function of one tensor returning a scalar, got str"),
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), [1.0], f64(1.0)), TypeError, r"x must be a floating-point tensor, e.g. torch.tensor\(\[1.0, 2.0\]\)"),

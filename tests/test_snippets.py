@@ -98,10 +98,25 @@ def test_gradients_at_an_asymmetric_point_against_the_formulas():
         (lambda t: t["L"].detach(), lambda t: {"w": t["w"]}, "does not require grad"),
         (lambda t: t["L"], lambda t: {}, "name at least one tensor"),
         (lambda t: t["L"], lambda t: {"c": torch.tensor(1.0)}, "c does not require grad"),
-        (lambda t: t["L"], lambda t: {"v": torch.tensor(1.0, requires_grad=True)}, "does not depend on v"),
+        (lambda t: t["L"], lambda t: {"v": torch.tensor(1.0, requires_grad=True)}, "no gradient from loss reaches v"),
     ],
 )
 def test_gradients_rejects_bad_input_with_a_message(loss, kwargs, message):
     t = hand_trace_graph()
     with pytest.raises(ValueError, match=message):
         gradients(loss(t), **kwargs(t))
+
+
+def test_gradients_names_a_backward_that_returned_none():
+    class Stop(torch.autograd.Function):  # uses w, and gives it no gradient
+        @staticmethod
+        def forward(ctx, w):
+            return w * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    w = torch.tensor(1.0, requires_grad=True)
+    with pytest.raises(ValueError, match="no gradient from loss reaches w: .* a backward on the way returned None"):
+        gradients(Stop.apply(w) + 1.0 * w.detach(), w=w)
