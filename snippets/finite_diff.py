@@ -80,13 +80,19 @@ def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3, allow_nonfinite=False):
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf:
             raise ValueError(f"{name} must be a finite number >= 0, got {tol!r}")
+    if torch.is_inference_mode_enabled():
+        raise RuntimeError("check_gradient needs autograd: call it outside torch.inference_mode()")
     numeric = central_difference(f, x, h)
     w = x.detach().clone().requires_grad_(True)
-    out = f(w)
+    with torch.enable_grad():  # a caller's torch.no_grad() must not hide the graph
+        out = f(w)
     _scalar(out)
     if not out.requires_grad:
         raise ValueError("f(x) does not require grad: f must compute with its argument, not a copy of it")
-    (analytic,) = torch.autograd.grad(out, w)
+    (analytic,) = torch.autograd.grad(out, w, allow_unused=True)
+    if analytic is None:
+        raise ValueError("f(x) does not use its argument: compute with the tensor f is given "
+                         "(lambda w: loss(w)), not a parameter f reads from outside")
     if not allow_nonfinite:
         for source, g in (("autograd", analytic), ("the central difference", numeric)):
             nonfinite = ~torch.isfinite(g)

@@ -114,3 +114,19 @@ def test_check_gradient_rejects_an_f_that_ignores_its_argument():
     c = torch.tensor(3.0, dtype=torch.float64)
     with pytest.raises(ValueError, match="does not require grad"):
         check_gradient(lambda t: c * 2, torch.tensor(1.0, dtype=torch.float64))
+
+
+def test_check_gradient_works_inside_no_grad_and_refuses_inference_mode():
+    w = torch.tensor(3.0, dtype=torch.float64)
+    with torch.no_grad():  # an evaluation loop: f's graph is still recorded
+        analytic, numeric = check_gradient(hand_trace_loss, w)
+    assert math.isclose(analytic.item(), 28.0) and torch.allclose(numeric, analytic)
+    with torch.inference_mode(), pytest.raises(RuntimeError, match="call it outside torch.inference_mode"):
+        check_gradient(hand_trace_loss, w)
+
+
+def test_check_gradient_names_an_f_that_reads_a_parameter_instead_of_its_argument():
+    lin = torch.nn.Linear(2, 1).double()
+    X = torch.ones(3, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="does not use its argument: compute with the tensor f is given"):
+        check_gradient(lambda w: lin(X).sum() + 0 * w.detach().sum(), lin.weight.detach())
