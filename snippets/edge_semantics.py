@@ -28,13 +28,14 @@ def grad_at(fn, point):
     x = torch.tensor(point, dtype=torch.float64, requires_grad=True)
     if not torch.isfinite(x).all():
         raise ValueError(f"point must be finite, got {point}: pass finite floats, such as the x of a kink")
-    y = fn(x)
-    if not isinstance(y, torch.Tensor):
-        raise TypeError(f"fn must return a tensor, got {type(y).__name__}: use torch ops on x")
-    if not y.requires_grad:
-        raise ValueError("fn(x) does not depend on x through differentiable torch ops (a constant, "
-                         "an integer or a detached result): build the result from x")
-    (g,) = torch.autograd.grad(y.sum(), x)
+    with torch.enable_grad():  # a caller's torch.no_grad() must not hide the graph
+        y = fn(x)
+        if not isinstance(y, torch.Tensor):
+            raise TypeError(f"fn must return a tensor, got {type(y).__name__}: use torch ops on x")
+        if not y.requires_grad:
+            raise ValueError("fn(x) does not depend on x through differentiable torch ops (a constant, "
+                             "an integer or a detached result): build the result from x")
+        (g,) = torch.autograd.grad(y.sum(), x)
     return g
 
 

@@ -17,8 +17,9 @@ def report_dead_grads(model):
                       graph (a .detach(), an .item(), a branch the loss does not use);
       ``"zero"``      a gradient reached it and every element is 0;
       ``"nonfinite"`` the gradient holds nan or inf.
-    An empty dict means every trainable parameter received a finite, nonzero gradient (a
-    parameter with no elements is not reported; a sparse gradient is read by its values).
+    An empty dict means every trainable parameter received a finite, nonzero gradient (an
+    empty parameter that a gradient reached is not reported; a sparse gradient is read by its
+    values).
     Each ``.grad`` has its parameter's shape; this function only reads it.
     """
     if not isinstance(model, nn.Module):

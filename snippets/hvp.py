@@ -50,7 +50,8 @@ def _check_batches(critic, real, fake):
         raise ValueError(f"real and fake are empty, {tuple(real.shape)}: the penalty is a mean over samples; pass N >= 1")
     if real.dtype != fake.dtype:
         raise TypeError(f"real is {real.dtype} and fake {fake.dtype}: pass both in the critic's dtype")
-    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm)
+    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
+                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
     if isinstance(critic, torch.nn.Module) and any(
             isinstance(m, batch_norms) and (m.training or m.running_mean is None) for m in critic.modules()):
         raise ValueError("critic normalises with batch statistics (a BatchNorm in train mode, or without "

@@ -25,6 +25,9 @@ def _check(f, x):
         raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: flatten it first")
     if x.numel() == 0:
         raise ValueError("x is empty, shape (0,): a Jacobian needs n >= 1 inputs")
+    if not torch.isfinite(x).all():
+        raise ValueError("x holds NaN or inf: pass a finite point (NaN spreads differently through "
+                         "a row and through a column of J)")
     if torch.is_inference_mode_enabled() or x.is_inference():
         raise ValueError("inference mode records nothing: call outside torch.inference_mode(), "
                          "with an x made outside it (x.clone() there)")

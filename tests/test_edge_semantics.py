@@ -90,3 +90,8 @@ def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="mermaid text"):
         titled("", "t", "d")
     assert titled("flowchart TB\n    a --> b", "T", "D").splitlines()[1:3] == ["    accTitle: T", "    accDescr: D"]
+
+
+def test_grad_at_works_inside_no_grad():
+    with torch.no_grad():
+        assert grad_at(torch.abs, [-2.0, 3.0]).tolist() == [-1.0, 1.0]

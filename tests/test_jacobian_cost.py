@@ -80,6 +80,8 @@ def test_input_is_not_modified_and_needs_no_grad():
         (torch.tanh, [1.0, 2.0], ValueError, "got list"),
         ("tanh", torch.zeros(3), TypeError, "f must be a function"),
         (lambda x: torch.outer(x, x), torch.zeros(3), ValueError, r"shape \(m,\) or \(\), got \(3, 3\)"),
+        # NaN spreads along a row by VJPs and along a column by JVPs: the two disagreed
+        (torch.sin, torch.tensor([float("nan"), 0.0]), ValueError, "x holds NaN or inf"),
         # by VJPs the imaginary part was dropped silently, by JVPs it was kept
         (lambda x: x * (1 + 2j), torch.zeros(3), ValueError, r"complex .* torch.view_as_real\(y\)"),
         # a graph, but not through x: by VJPs torch's own "appears to not have been used"
