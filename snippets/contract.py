@@ -155,7 +155,8 @@ def grads_are_finite(parameters):
     """Policy check: True if every parameter's .grad is finite (no inf, no NaN).
 
     Call it after backward() and before optimizer.step(); skip the step when it is False.
-    Raises if a parameter has no .grad, because a missing gradient is a bug of its own.
+    Parameters that do not require grad (frozen) are skipped. Raises if one that does has no
+    .grad, because a missing gradient is a bug of its own. A sparse .grad is read by its values.
     """
     if isinstance(parameters, (torch.nn.Module, torch.Tensor)):
         raise TypeError(
@@ -168,9 +169,13 @@ def grads_are_finite(parameters):
     for i, p in enumerate(parameters):
         if not isinstance(p, torch.Tensor):
             raise TypeError(f"parameter {i} is a {type(p).__name__}: pass model.parameters() or a list of tensors")
-        if p.grad is None:
-            raise ValueError(f"parameter {i} has no .grad: call loss.backward() before checking")
-    return all(bool(torch.isfinite(p.grad).all()) for p in parameters)
+    trained = [p for p in parameters if p.requires_grad]
+    for i, p in enumerate(parameters):
+        if p.requires_grad and p.grad is None:
+            raise ValueError(f"parameter {i} requires grad and has no .grad: call loss.backward() before "
+                             "checking, and pass only parameters the loss reaches")
+    grads = [p.grad.coalesce().values() if p.grad.is_sparse else p.grad for p in trained]
+    return all(bool(torch.isfinite(g).all()) for g in grads)
 
 
 def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):

@@ -147,6 +147,18 @@ def test_grads_are_finite_policy():
         grads_are_finite([])
 
 
+def test_grads_are_finite_skips_a_frozen_layer_and_reads_a_sparse_gradient():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))
+    model[0].requires_grad_(False)  # frozen: no .grad, and that is not a bug
+    model(torch.ones(3, 2)).sum().backward()
+    assert grads_are_finite(model.parameters()) is True
+    emb = torch.nn.Embedding(4, 2, sparse=True)
+    emb(torch.tensor([0, 2])).sum().backward()
+    assert grads_are_finite(emb.parameters()) is True
+    emb.weight.grad = torch.sparse_coo_tensor([[1]], [[float("inf"), 0.0]], (4, 2), check_invariants=True)
+    assert grads_are_finite(emb.parameters()) is False
+
+
 def test_eval_gate():
     assert eval_gate(0.30, 0.28)[0] is True
     assert eval_gate(torch.tensor(0.30), torch.tensor(0.28)) == (True, "held-out loss 0.3 <= limit 0.308")
