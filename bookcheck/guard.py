@@ -27,6 +27,10 @@ def guard(path) -> list[str]:
     for f in page.fences:
         if f.char == "~":
             problems.append(f"{rel(path)}:{f.lineno}: a ~~~ fence is never run or checked; use ``` fences")
+        after = f.end + 1  # f.end indexes the closing fence's line (0-based)
+        if f.closed and after < len(lines) and lines[after].strip():
+            problems.append(f"{rel(path)}:{after + 1}: text right after a closing fence is joined to the "
+                            "block's paragraph (a list item there renders as '- ' text): leave a blank line")
     for i, (line, prose) in enumerate(zip(lines, page.prose), 1):
         s = line.lstrip()
         if prose and markers.TABLE_MARKER_LOOSE.match(s) and not markers.TABLE_MARKER.match(s):

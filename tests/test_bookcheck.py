@@ -493,6 +493,31 @@ def test_every_table_marker_is_registered_read_by_its_check_and_used(tmp_path):
     assert "<!-- op-tabel --> is not a marker any check reads" in problem
 
 
+def test_the_guard_names_a_list_item_right_after_a_closing_fence(tmp_path):
+    # Python-Markdown joins it to the block: the site showed "- **Saved-tensor hooks ...**" as text
+    from bookcheck.guard import guard
+
+    text = """\
+        # A page
+
+        - **One.** A block:
+
+            ```python
+            print(1)
+            ```
+
+            <!--pytest-codeblocks:expected-output-->
+            ```text
+            1
+            ```
+        - **Two.** After it.
+        """
+    [problem] = guard(page(tmp_path, text))
+    assert problem.endswith("page.md:13: text right after a closing fence is joined to the block's paragraph "
+                            "(a list item there renders as '- ' text): leave a blank line"), problem
+    assert guard(page(tmp_path, text.replace("```\n        - **Two", "```\n\n        - **Two"))) == []
+
+
 def test_the_build_removes_every_marker_line():
     for comment in markers.TABLE_MARKERS:
         assert markers.MARKER_LINE.sub("", f"a\n<!-- {comment} -->\n| x |\n") == "a\n| x |\n", comment
