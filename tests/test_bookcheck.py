@@ -505,15 +505,10 @@ def test_the_guard_names_a_list_item_right_after_a_closing_fence(tmp_path):
             ```python
             print(1)
             ```
-
-            <!--pytest-codeblocks:expected-output-->
-            ```text
-            1
-            ```
         - **Two.** After it.
         """
     [problem] = guard(page(tmp_path, text))
-    assert problem.endswith("page.md:13: text right after a closing fence is joined to the block's paragraph "
+    assert problem.endswith("page.md:8: text right after a closing fence is joined to the block's paragraph "
                             "(a list item there renders as '- ' text): leave a blank line"), problem
     assert guard(page(tmp_path, text.replace("```\n        - **Two", "```\n\n        - **Two"))) == []
 
