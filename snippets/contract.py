@@ -155,8 +155,9 @@ def grads_are_finite(parameters):
     """Policy check: True if every parameter's .grad is finite (no inf, no NaN).
 
     Call it after backward() and before optimizer.step(); skip the step when it is False.
-    Parameters that do not require grad (frozen) are skipped. Raises if one that does has no
-    .grad, because a missing gradient is a bug of its own. A sparse .grad is read by its values.
+    A parameter with no .grad that does not require grad (frozen) is skipped; one that requires
+    grad and has none raises, because a missing gradient is a bug of its own. Every .grad is
+    checked, a frozen parameter's too (a step still applies it). A sparse .grad is read by its values.
     """
     if isinstance(parameters, (torch.nn.Module, torch.Tensor)):
         raise TypeError(
@@ -169,12 +170,12 @@ def grads_are_finite(parameters):
     for i, p in enumerate(parameters):
         if not isinstance(p, torch.Tensor):
             raise TypeError(f"parameter {i} is a {type(p).__name__}: pass model.parameters() or a list of tensors")
-    trained = [p for p in parameters if p.requires_grad]
     for i, p in enumerate(parameters):
         if p.requires_grad and p.grad is None:
             raise ValueError(f"parameter {i} requires grad and has no .grad: call loss.backward() before "
                              "checking, and pass only parameters the loss reaches")
-    grads = [p.grad.coalesce().values() if p.grad.is_sparse else p.grad for p in trained]
+    held = [p.grad for p in parameters if p.grad is not None]
+    grads = [g.coalesce().values() if g.is_sparse else g for g in held]
     return all(bool(torch.isfinite(g).all()) for g in grads)
 
 

@@ -6,8 +6,9 @@ or a list of floats), as a float64 tensor of the point's shape.
 ``complex_grad_by_parts(loss, z)``: for a real-valued ``loss`` of a complex tensor ``z``, the
 gradient written with the real and imaginary parts as two real variables x and y,
 ``dL/dx + 1j * dL/dy``, computed without autograd: ``central_difference``
-(snippets/finite_diff.py) in x, then in y (float64 steps of 1e-6 times the largest of 1 and
-max |z|, so it agrees with the exact value to about 1e-9, relative). PyTorch's
+(snippets/finite_diff.py) in x, then in y (steps of 1e-6 in float64, so for |z| and |L| of
+order 1 it agrees with the exact value to about 1e-9; the rounding grows as 1e-16 * |L| / 1e-6,
+so a large |L| needs a rescaled loss). PyTorch's
 ``z.grad`` equals it: the page checks that convention against this independent reference.
 
 ``titled(source, title, description)``: mermaid ``source`` with ``accTitle`` and ``accDescr``
@@ -32,10 +33,10 @@ def grad_at(fn, point):
         y = fn(x)
         if not isinstance(y, torch.Tensor):
             raise TypeError(f"fn must return a tensor, got {type(y).__name__}: use torch ops on x")
-        if not y.requires_grad:
-            raise ValueError("fn(x) does not depend on x through differentiable torch ops (a constant, "
-                             "an integer or a detached result): build the result from x")
-        (g,) = torch.autograd.grad(y.sum(), x)
+        g = torch.autograd.grad(y.sum(), x, allow_unused=True)[0] if y.requires_grad else None
+        if g is None:
+            raise ValueError("no gradient reaches x: fn returned a constant, an integer or a detached "
+                             "result, or read another tensor, or inference mode is on; build the result from x")
     return g
 
 
@@ -54,9 +55,8 @@ def complex_grad_by_parts(loss, z):
     if L.is_complex() or L.dim() != 0:
         raise ValueError(f"loss must return a real 0-d tensor, got {L.dtype} of shape {tuple(L.shape)}")
     x, y = z.real.clone(), z.imag.clone()  # float64, z's shape
-    h = 1e-6 * max(1.0, z.abs().max().item()) if z.numel() else 1e-6  # the rounding is eps * |L| / h
-    gx = central_difference(lambda t: loss(torch.complex(t, y)), x, h)
-    gy = central_difference(lambda t: loss(torch.complex(x, t)), y, h)
+    gx = central_difference(lambda t: loss(torch.complex(t, y)), x)
+    gy = central_difference(lambda t: loss(torch.complex(x, t)), y)
     return torch.complex(gx, gy)
 
 

@@ -10,7 +10,6 @@ and a submodule kept in eval mode on purpose (a frozen batch norm) stays in eval
 changes: it is the evidence behind the side-by-side table of the book.
 """
 
-import math
 from contextlib import contextmanager
 
 import torch
@@ -129,9 +128,9 @@ def tracking_profile(model, x, how):
     if norms[0].running_mean is None:
         raise ValueError("the model's first batch norm keeps no running statistics "
                          "(track_running_stats=False): pass one that does, to measure whether they move")
-    if x.dim() < 2 or x.shape[0] * math.prod(x.shape[2:]) < 2:
-        raise ValueError(f"x has shape {tuple(x.shape)}: batch norm in train mode needs more than one "
-                         "value per channel, (N, C, ...) with N times the trailing sizes >= 2")
+    if x.numel() == 0:
+        raise ValueError(f"x is empty, shape {tuple(x.shape)}: every measurement would read 'unchanged'; "
+                         "pass a batch")
     state = {k: v.clone() for k, v in model.state_dict().items()}
     modes = [(m, m.training) for m in model.modules()]
     model.train(how not in ("eval", "eval+inference_mode"))

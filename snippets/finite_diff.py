@@ -91,8 +91,8 @@ def check_gradient(f, x, h=1e-6, atol=1e-5, rtol=1e-3, allow_nonfinite=False):
         raise ValueError("f(x) does not require grad: f must compute with its argument, not a copy of it")
     (analytic,) = torch.autograd.grad(out, w, allow_unused=True)
     if analytic is None:
-        raise ValueError("f(x) does not use its argument: compute with the tensor f is given "
-                         "(lambda w: loss(w)), not a parameter f reads from outside")
+        raise ValueError("no gradient reaches f's argument: f reads a parameter, not the tensor it is "
+                         "given (lambda w: loss(w)), or a backward on the way returned None")
     if not allow_nonfinite:
         for source, g in (("autograd", analytic), ("the central difference", numeric)):
             nonfinite = ~torch.isfinite(g)

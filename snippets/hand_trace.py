@@ -9,7 +9,7 @@ def gradients(loss, **tensors):
     ``loss`` must be a scalar (one element) with a graph behind it. The tensors may be
     leaves or intermediate results; every one must require grad and lie in loss's graph.
     Uses ``torch.autograd.grad``, so no leaf's ``.grad`` is written (a tensor that called
-    ``retain_grad()`` still gets its ``.grad`` written on every walk), and keeps the graph
+    ``retain_grad()`` gets each walk through it added to its ``.grad``), and keeps the graph
     (``retain_graph=True``), so the same graph can be asked again.
     """
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
@@ -24,7 +24,7 @@ def gradients(loss, **tensors):
             raise TypeError(f"{name} must be a tensor of loss's graph, got {type(t).__name__}")
         if not (t.is_floating_point() or t.is_complex()):
             raise TypeError(f"{name} is {t.dtype}: only floating-point or complex tensors can require "
-                            f"grad; pass {name}.float()")
+                            f"grad; build the loss from {name}.float()")
         if not t.requires_grad:
             raise ValueError(f"{name} does not require grad: create it with requires_grad=True")
     grads = torch.autograd.grad(loss, list(tensors.values()), retain_graph=True, allow_unused=True)

@@ -37,8 +37,8 @@ def _check_point(f, x, v, name):
 
 
 def _check_batches(critic, real, fake):
-    if not callable(critic):
-        raise TypeError(f"critic must be a model (N, D) -> (N, 1), got {type(critic).__name__}")
+    if not isinstance(critic, torch.nn.Module):  # a function could hide a batch norm from the check below
+        raise TypeError(f"critic must be a model (N, D) -> (N, 1), a torch.nn.Module, got {type(critic).__name__}")
     for name, t in (("real", real), ("fake", fake)):
         if not isinstance(t, torch.Tensor) or not t.is_floating_point():
             raise TypeError(f"{name} must be a floating-point tensor (N, D), got {getattr(t, 'dtype', type(t).__name__)}")

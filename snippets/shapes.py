@@ -44,6 +44,9 @@ def expect_shape(t, spec, name="tensor", /, **sizes):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
     for key, size in sizes.items():
+        if key == "name" and isinstance(size, str):
+            raise TypeError(f"pass the tensor's name positionally, expect_shape(t, spec, {size!r}), "
+                            "not as name=: a keyword is a size")
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise ValueError(f"size {key}={size!r} must be a non-negative int")
     tokens = _parse(spec)

@@ -21,7 +21,7 @@ def _check_tensor(t, what="t"):
         raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
     if t.layout != torch.strided:
         raise ValueError(f"{what}: only strided (dense) tensors have strides; got layout {t.layout}: "
-                         f"pass {what}.values() for its memory ({what}.to_dense() is a copy)")
+                         f"pass {what}.coalesce().values() for its memory ({what}.to_dense() is a copy)")
 
 
 # --8<-- [start:describe]

@@ -432,7 +432,7 @@ def _cases():
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(1.0, w=leaf(1.0)), ValueError, "loss must be a scalar tensor, got float"),
         ("hand_trace", "gradients", "shape", lambda: call("hand_trace", "gradients")(leaf(1.0, 2.0) * 2, w=leaf(1.0)), ValueError, r"loss must be a scalar tensor, got \(2,\)"),
         ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), w=2.0), TypeError, "w must be a tensor of loss's graph, got float"),
-        ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), n=torch.tensor(2)), TypeError, r"n is torch.int64: only floating-point or complex tensors can require grad; pass n.float\(\)"),
+        ("hand_trace", "gradients", "type", lambda: call("hand_trace", "gradients")(graph_loss(), n=torch.tensor(2)), TypeError, r"n is torch.int64: only floating-point or complex tensors can require grad; build the loss from n.float\(\)"),
         # hvp
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")("f", f64(1.0), f64(1.0)), TypeError, "f must be a function of one tensor returning a scalar, got str"),
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), [1.0], f64(1.0)), TypeError, r"x must be a floating-point tensor, e.g. torch.tensor\(\[1.0, 2.0\]\)"),
@@ -442,7 +442,7 @@ def _cases():
         ("hvp", "hvp_three_ways", "type", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), torch.tensor([1, 2]), torch.tensor([1, 1])), TypeError, "x must be a floating-point tensor"),
         ("hvp", "hvp_three_ways", "shape", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), f64(1.0, 2.0), [1.0, 1.0]), ValueError, r"v must be a tensor of x's shape \(2,\), got list"),
         ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")(linear(), [[1.0, 2.0]], torch.ones(1, 2)), TypeError, r"real must be a floating-point tensor \(N, D\), got list"),
-        ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")("critic", torch.ones(1, 2), torch.ones(1, 2)), TypeError, r"critic must be a model \(N, D\) -> \(N, 1\), got str"),
+        ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")("critic", torch.ones(1, 2), torch.ones(1, 2)), TypeError, r"critic must be a model \(N, D\) -> \(N, 1\), a torch.nn.Module, got str"),
         ("hvp", "gradient_penalty", "shape", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2), torch.ones(2, 2)), ValueError, r"real and fake must both be \(N, D\), got \(4, 2\) and \(2, 2\)"),
         ("hvp", "gradient_penalty", "shape", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2, dtype=torch.long), torch.ones(4, 2)), TypeError, "real must be a floating-point tensor .* got torch.int64"),
         ("hvp", "gradient_penalty", "nonfinite", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2), torch.full((4, 2), NAN)), ValueError, "fake holds NaN or inf: pass finite samples"),

@@ -157,6 +157,10 @@ def test_grads_are_finite_skips_a_frozen_layer_and_reads_a_sparse_gradient():
     assert grads_are_finite(emb.parameters()) is True
     emb.weight.grad = torch.sparse_coo_tensor([[1]], [[float("inf"), 0.0]], (4, 2), check_invariants=True)
     assert grads_are_finite(emb.parameters()) is False
+    q = torch.nn.Parameter(torch.zeros(1))
+    q.grad = torch.tensor([float("nan")])
+    q.requires_grad_(False)  # frozen with a stale .grad, which a step still applies
+    assert grads_are_finite([q]) is False
 
 
 def test_eval_gate():

@@ -235,7 +235,7 @@ def _rows():
          Torch(lambda: torch.tensor(1.0))),  # a critic with zero gradient: mean((0 - 1)^2) = 1
         ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(_critic_of_parameters_only(), torch.ones(3, 2), torch.zeros(3, 2)),
          Torch(lambda: torch.tensor(1.0))),  # x_hat never reaches the critic's output
-        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(lambda x: torch.zeros(x.shape[0], 1), torch.ones(3, 2), torch.zeros(3, 2)),
+        ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(_Critic(lambda x: torch.zeros(x.shape[0], 1)), torch.ones(3, 2), torch.zeros(3, 2)),
          Torch(lambda: torch.tensor(1.0))),  # a critic without any graph
         ("hvp", "gradient_penalty", lambda: call("hvp", "gradient_penalty")(nn.Linear(2, 1), torch.ones(0, 2), torch.ones(0, 2)),
          (ValueError, r"real and fake are empty, \(0, 2\): the penalty is a mean over samples; pass N >= 1")),  # not NaN
@@ -485,15 +485,26 @@ def _scaled_step_with_zero_gradients():
     return scaled_step(model(torch.ones(1, 2)).sum() * 0, opt, torch.amp.GradScaler("cpu"), max_norm=1.0)
 
 
+class _Critic(nn.Module):
+    """A critic made of a function (gradient_penalty takes modules only)."""
+
+    def __init__(self, forward):
+        super().__init__()
+        self.function = forward
+
+    def forward(self, x):
+        return self.function(x)
+
+
 def _constant_critic():
     """A critic whose output does not depend on its input: every gradient is 0."""
-    return lambda x: x.sum(dim=1, keepdim=True) * 0
+    return _Critic(lambda x: x.sum(dim=1, keepdim=True) * 0)
 
 
 def _critic_of_parameters_only():
     """A critic whose output depends on its parameter and not on its input."""
     bias = torch.zeros(1, requires_grad=True)
-    return lambda x: bias.expand(x.shape[0], 1)
+    return _Critic(lambda x: bias.expand(x.shape[0], 1))
 
 
 def _grad_on_weight_only():

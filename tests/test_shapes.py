@@ -76,3 +76,8 @@ def test_any_name_passes_on_including_the_names_of_the_arguments():
 
 def test_shape_error_is_an_assertion_error():
     assert issubclass(ShapeError, AssertionError)
+
+
+def test_a_name_passed_by_keyword_says_to_pass_it_positionally():
+    with pytest.raises(TypeError, match=r"pass the tensor's name positionally, expect_shape\(t, spec, 'x'\)"):
+        expect_shape(torch.zeros(2, 3), "N D", name="x")

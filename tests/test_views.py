@@ -105,7 +105,7 @@ def test_an_empty_view_is_still_over_its_base_storage():
 def test_non_tensor_and_sparse_inputs_are_rejected(fn):
     with pytest.raises(TypeError, match="expected a torch.Tensor, got list"):
         fn([1, 2])
-    with pytest.raises(ValueError, match=r"only strided .* pass t.values\(\) for its memory"):
+    with pytest.raises(ValueError, match=r"only strided .* pass t.coalesce\(\).values\(\) for its memory"):
         fn(torch.eye(2).to_sparse())
 
 
