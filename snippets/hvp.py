@@ -52,8 +52,7 @@ def _check_batches(critic, real, fake):
         raise TypeError(f"real is {real.dtype} and fake {fake.dtype}: pass both in the critic's dtype")
     batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
                    torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
-    if isinstance(critic, torch.nn.Module) and any(
-            isinstance(m, batch_norms) and (m.training or m.running_mean is None) for m in critic.modules()):
+    if any(isinstance(m, batch_norms) and (m.training or m.running_mean is None) for m in critic.modules()):
         raise ValueError("critic normalises with batch statistics (a BatchNorm in train mode, or without "
                          "running stats), which mix the samples, so the gradient of the summed scores is "
                          "not per sample: use LayerNorm in the critic, as WGAN-GP does")
