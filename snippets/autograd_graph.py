@@ -68,13 +68,15 @@ def node_label(node, names=None):
 def to_mermaid(tensor, names=None, direction="LR"):
     """The graph of ``tensor`` as mermaid ``flowchart`` source, one line per node and edge.
 
-    ``names`` maps names to leaf tensors, to label their ``AccumulateGrad`` nodes.
+    ``names`` maps names to leaf tensors, to label their ``AccumulateGrad`` nodes (a ``"``
+    in a name is written as mermaid's ``#quot;``).
     The text is deterministic, so a page can show it and a test can regenerate it.
     """
     if direction not in {"LR", "RL", "TB", "TD", "BT"}:
         raise ValueError(f"direction must be one of LR, RL, TB, TD, BT; got {direction!r}")
     nodes, edges = walk(tensor)
     lines = [f"flowchart {direction}"]
-    lines += [f'    n{i}["{node_label(node, names)}"]' for i, node in enumerate(nodes)]
+    quoted = [node_label(node, names).replace('"', "#quot;") for node in nodes]  # mermaid's escape
+    lines += [f'    n{i}["{label}"]' for i, label in enumerate(quoted)]
     lines += [f"    n{a} --> n{b}" for a, b in edges]
     return "\n".join(lines)

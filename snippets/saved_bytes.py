@@ -39,6 +39,11 @@ class SavedTensors:
             t = ref()
             if t is None:
                 continue
+            if t.layout != torch.strided:
+                raise ValueError(
+                    f"a saved tensor has layout {t.layout}, which has no single storage to count: "
+                    "measure a model that saves dense tensors (call .to_dense() on a sparse input)"
+                )
             storage = t.untyped_storage()
             ptr = storage.data_ptr()
             if ptr not in self._exclude:
@@ -77,6 +82,8 @@ def track_saved(exclude=()):
     """
     if isinstance(exclude, (torch.nn.Module, torch.Tensor)):
         raise TypeError(f"exclude takes an iterable of tensors, got a {type(exclude).__name__}: pass model.parameters()")
+    if exclude is not None and not hasattr(exclude, "__iter__"):
+        raise TypeError(f"exclude takes an iterable of tensors, got {exclude!r}: pass model.parameters()")
     exclude = [] if exclude is None else list(exclude)
     for t in exclude:
         if not isinstance(t, torch.Tensor):

@@ -65,6 +65,13 @@ def test_walk_rejects_tensors_without_a_graph(make, error, message):
         walk(make())
 
 
+def test_mermaid_escapes_a_quote_in_a_name():
+    t = hand_trace_graph()
+    text = to_mermaid(t["L"], {'w"]': t["w"]})
+    assert '["AccumulateGrad (w#quot;])"]' in text
+    assert all(line.count('"') in (0, 2) for line in text.splitlines())
+
+
 def test_to_mermaid_rejects_unknown_direction():
     with pytest.raises(ValueError, match="direction must be one of"):
         to_mermaid(hand_trace_graph()["L"], direction="sideways")
