@@ -83,6 +83,12 @@ def call(module, name):
     return run
 
 
+def no_grad_call(fn, *args):
+    """Call ``fn(*args)`` under ``torch.no_grad()``."""
+    with torch.no_grad():
+        return fn(*args)
+
+
 def ctx(manager):
     """Enter and leave a context manager (its checks run on entry)."""
     with manager:
@@ -251,7 +257,9 @@ def _cases():
         # scale.checkpointing
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(linear(), torch.ones(1, 2), "none"), TypeError, "model must be an nn.Sequential of blocks"),
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(1, 2), "full"), ValueError, "mode must be one of 'none'"),
-        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(0, 2), "none"), ValueError, r"x must hold a batch \(N, D\) with N >= 1; got shape \(0, 2\)"),
+        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(0, 2), "none"), ValueError, r"x must hold a batch \(N, D\) with no empty dimension; got shape \(0, 2\)"),
+        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(4, 0), "none"), ValueError, r"with no empty dimension; got shape \(4, 0\)"),
+        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: no_grad_call(call("scale.checkpointing", "checkpoint_costs"), nn.Sequential(linear()), torch.ones(1, 2), "none"), RuntimeError, r"grad mode is off .*: call checkpoint_costs outside those blocks"),
         ("scale.checkpointing", "checkpoint_costs", "nonfinite", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.tensor([[NAN, 1.0]]), "none"), ValueError, "x holds inf or NaN"),
         # distributed_accumulation
         ("distributed_accumulation", "make_data", "type", lambda: call("distributed_accumulation", "make_data")("8"), ValueError, "n must be a positive int; got '8'"),

@@ -87,7 +87,7 @@ def _check(model, x, mode):
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor; got {x.dtype}: pass x.float()")
     if x.dim() < 1 or x.numel() == 0:
-        raise ValueError(f"x must hold a batch (N, D) with N >= 1; got shape {tuple(x.shape)}")
+        raise ValueError(f"x must hold a batch (N, D) with no empty dimension; got shape {tuple(x.shape)}")
     if not torch.isfinite(x).all():
         raise ValueError("x holds inf or NaN: the measurement would run on non-finite values; pass finite data")
     if mode not in MODES:
@@ -96,5 +96,8 @@ def _check(model, x, mode):
         raise ValueError("the reentrant variant builds no graph through a segment whose inputs do not require "
                          "grad, and every block here is a segment, so no block would get a gradient: pass "
                          "x.requires_grad_(), or use mode='non-reentrant'")
+    if not torch.is_grad_enabled():
+        raise RuntimeError("grad mode is off (torch.no_grad() or inference_mode()), so no graph would be "
+                           "recorded: call checkpoint_costs outside those blocks")
     if not any(p.requires_grad for p in model.parameters()) and not x.requires_grad:
         raise ValueError("nothing requires grad (no parameter, not x): there is no backward to measure")
