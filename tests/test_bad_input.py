@@ -208,7 +208,8 @@ def _cases():
         # scale.launch
         ("scale.launch", "run_ranks", "type", lambda: call("scale.launch", "run_ranks")(lambda r, w: r), TypeError, "top level of an importable module"),
         ("scale.launch", "run_ranks", "shape", lambda: call("scale.launch", "run_ranks")(math.floor, world_size=9), ValueError, "world_size must be an int from 1 to 8"),
-        ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=NAN), ValueError, "timeout must be a positive number of seconds; got nan"),
+        ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=NAN), ValueError, "timeout must be a positive, finite number of seconds; got nan"),
+        ("scale.launch", "run_ranks", "nonfinite", lambda: call("scale.launch", "run_ranks")(math.floor, timeout=math.inf), ValueError, "timeout must be a positive, finite number of seconds; got inf"),
         ("scale.launch", "rank_rows", "type", lambda: call("scale.launch", "rank_rows")("0", 2, 2, 2), ValueError, "rank must be an int from 0 to 1; got '0'"),
         ("scale.launch", "rank_rows", "shape", lambda: call("scale.launch", "rank_rows")(0, 3, 2, 2), ValueError, "the example's batch has 2 shards: run it with world_size=2, not 3"),
         ("scale.launch", "rank_rows", "nonfinite", lambda: call("scale.launch", "rank_rows")(NAN, 2, 2, 2), ValueError, "rank must be an int from 0 to 1; got nan"),
@@ -220,8 +221,9 @@ def _cases():
         ("scale.ddp", "shard", "nonfinite", lambda: call("scale.ddp", "shard")(NAN), ValueError, "rank must be an int from 0 to 1; got nan"),
         ("scale.ddp", "make_model", "type", lambda: call("scale.ddp", "make_model")("1"), TypeError, "fill must be a number"),
         ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(math.inf), ValueError, "fill must be finite"),
-        ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), [1.0], None), AttributeError, "'list' object has no attribute 'shape'"),
-        ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 1)), ValueError, r"x must be \(m, 2\) and y \(m, 1\); got \(2, 3\)"),
+        ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), [1.0], None), TypeError, r"x and y must be tensors, \(m, 2\) and \(m, 1\); got list and NoneType"),
+        ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 1)), ValueError, r"x must be \(m, 2\) and y \(m, 1\) with m >= 1; got \(2, 3\)"),
+        ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(0, 2, dtype=torch.float64), torch.ones(0, 1)), ValueError, r"with m >= 1; got \(0, 2\) and \(0, 1\)"),
         ("scale.ddp", "full_batch_gradients", "type", lambda: call("scale.ddp", "full_batch_gradients")([linear()]), TypeError, "model must be an nn.Module"),
         ("scale.ddp", "Checkpointed", "type", lambda: call("scale.ddp", "Checkpointed")(tied="yes"), TypeError, "tied must be True or False; got 'yes'"),
         # scale.fsdp

@@ -92,7 +92,8 @@ def test_buckets_are_one_at_the_first_step_then_cut_at_the_cap_in_the_order_grad
 
 def test_no_sync_is_decided_by_where_the_forward_ran(tour):
     for r in tour:
-        assert r["no_sync at forward"] == [0, 1, 2, 2]     # a second backward of one forward: no all-reduce
+        # a second backward of one forward: no all-reduce; the last forward decides, not the loss's
+        assert r["no_sync at forward"] == [0, 1, 2, 2, 3, 3]
 
 
 def test_no_sync_all_reduces_once_and_gives_the_same_gradient(tour):
@@ -130,7 +131,8 @@ def test_unused_parameters_leave_local_gradients_then_raise(tour):
 def test_find_unused_parameters_puts_a_node_of_ddps_own_on_the_output(tour):
     own = type(ddp.TwoHeads()(X[:2]).grad_fn).__name__   # the module alone, without DDP
     for r in tour:
-        assert r["output node"] == {False: own, True: "_DDPSinkBackward"}
+        assert r["output node"] == {"default": own, "find_unused_parameters": "_DDPSinkBackward",
+                                    "static_graph, steps 1 and 2": ["_DDPSinkBackward", own]}
 
 
 def checkpointed_reference(tied, x, y):
@@ -169,9 +171,11 @@ def test_static_graph_gives_the_full_batch_gradient_under_reentrant_checkpointin
 
 def test_the_reference_helper_agrees_with_the_written_out_gradients():
     ref = checkpointed_reference(True, X, Y)
-    got = ddp.full_batch_gradients(ddp.Checkpointed(tied=True))
+    model = ddp.Checkpointed(tied=True)
+    got = ddp.full_batch_gradients(model)
     assert torch.equal(t(got["block.weight"]), ref["first"] + ref["second"])
     assert torch.equal(t(got["head.weight"]), ref["head"])
+    assert ddp.full_batch_gradients(model) == got     # a second call: cleared, not added
 
 
 def errors(rank, world_size):

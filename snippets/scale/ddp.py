@@ -67,8 +67,10 @@ def make_model(fill=1.0):
 
 def loss_fn(model, x, y):
     """Mean squared error of a (micro-)batch: x (m, 2), y (m, 1) -> scalar."""
-    if x.shape[1:] != (2,) or y.shape != (x.shape[0], 1):
-        raise ValueError(f"x must be (m, 2) and y (m, 1); got {tuple(x.shape)} and {tuple(y.shape)}")
+    if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+        raise TypeError(f"x and y must be tensors, (m, 2) and (m, 1); got {type(x).__name__} and {type(y).__name__}")
+    if x.dim() != 2 or x.shape[0] == 0 or x.shape[1:] != (2,) or y.shape != (x.shape[0], 1):
+        raise ValueError(f"x must be (m, 2) and y (m, 1) with m >= 1; got {tuple(x.shape)} and {tuple(y.shape)}")
     return (model(x) - y).pow(2).mean()
 # --8<-- [end:setting]
 
@@ -195,11 +197,26 @@ def no_sync_at_first_step(rank, world_size, static_graph=False, synced_steps=0):
 # --8<-- [end:no_sync_static]
 
 
+# --8<-- [start:create_graph]
+def penalty_after_create_graph(rank, world_size):
+    """``backward(create_graph=True)``, then a penalty on ``.grad``: the
+    ``.grad`` after each."""
+    x, y = shard(rank, world_size)
+    model = make_model()
+    ddp = DDP(model)
+    loss_fn(ddp, x, y).backward(create_graph=True)   # the mean's value, a local graph
+    mean = model.weight.grad.detach().tolist()
+    model.weight.grad.pow(2).sum().backward()        # differentiated on this rank only
+    return mean, model.weight.grad.detach().tolist()
+# --8<-- [end:create_graph]
+
+
 # --8<-- [start:no_sync_forward]
 def no_sync_decided_at_forward(rank, world_size):
     """DDP's all-reduces counted after a forward inside ``no_sync()`` with its backward outside,
-    after a forward outside with its backward inside, then after each of two backward passes
-    of one forward (the first with ``retain_graph=True``)."""
+    after a forward outside with its backward inside, after each of two backward passes of one
+    forward (the first with ``retain_graph=True``), then after the backward passes of a loss
+    built inside and one built outside, both forwards run first."""
     x, y = shard(rank, world_size)
     ddp = DDP(make_model())
     state = {"calls": 0}
@@ -217,6 +234,12 @@ def no_sync_decided_at_forward(rank, world_size):
     calls.append(state["calls"])
     loss.backward()                                   # the second: not reduced, .grad += local
     calls.append(state["calls"])
+    with ddp.no_sync():
+        inside = loss_fn(ddp, x, y)                   # a forward inside,
+    outside = loss_fn(ddp, x, y)                      # then one outside
+    for loss in (inside, outside):
+        loss.backward()                               # inside's all-reduces, outside's not
+        calls.append(state["calls"])
     return calls
 # --8<-- [end:no_sync_forward]
 
@@ -329,13 +352,20 @@ def ignored_output_steps(rank, world_size, steps=3, **options):
 
 # --8<-- [start:output_node]
 def output_nodes(rank, world_size):
-    """The node autograd records for the output of ``DDP(TwoHeads())``, with the default options
-    and with ``find_unused_parameters=True``."""
+    """The node autograd records for the output of ``DDP(TwoHeads())``: with the
+    default options, with ``find_unused_parameters=True``, and with
+    ``static_graph=True`` at two steps."""
     x, _ = shard(rank, world_size)
     nodes = {}
-    for find in (False, True):
-        ddp = DDP(TwoHeads(), find_unused_parameters=find)
-        nodes[find] = type(ddp(x).grad_fn).__name__   # the output: (2, 1)
+    for option in ("default", "find_unused_parameters"):
+        ddp = DDP(TwoHeads(), find_unused_parameters=option != "default")
+        nodes[option] = type(ddp(x).grad_fn).__name__  # the output: (2, 1)
+    ddp = DDP(TwoHeads(), static_graph=True)
+    steps = nodes["static_graph, steps 1 and 2"] = []
+    for _ in range(2):
+        out = ddp(x)
+        steps.append(type(out.grad_fn).__name__)
+        out.sum().backward()
     return nodes
 # --8<-- [end:output_node]
 
@@ -376,9 +406,11 @@ def checkpoint_with_find_unused(rank, world_size):
 
 # --8<-- [start:static_graph]
 def full_batch_gradients(model):
-    """Single-process reference: ``{name: .grad}`` of the mean loss over the full batch, as lists."""
+    """Single-process reference: ``{name: .grad}`` of the mean loss over the full batch, as lists
+    (the model's ``.grad`` is cleared first, so a second call gives the same answer)."""
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module (such as Checkpointed()); got {type(model).__name__}")
+    model.zero_grad()
     loss_fn(model, X.clone().requires_grad_(), Y).backward()
     return {name: p.grad.tolist() for name, p in model.named_parameters() if p.grad is not None}
 
@@ -414,6 +446,7 @@ def tour(rank, world_size):
     """The measurements of ddp.md's middle sections, in one job: ``{section: what it returns}``."""
     return {
         "construction": construction_and_average(rank, world_size),
+        "create_graph": penalty_after_create_graph(rank, world_size),
         "no_sync": accumulate(rank, world_size, use_no_sync=True),
         "every micro-batch": accumulate(rank, world_size, use_no_sync=False),
         "no_sync at forward": no_sync_decided_at_forward(rank, world_size),

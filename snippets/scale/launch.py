@@ -29,6 +29,7 @@ does (each rank imports the script's main module)::
 from __future__ import annotations
 
 import datetime
+import math
 import multiprocessing
 import os
 import pickle
@@ -123,8 +124,8 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
     if not isinstance(args, tuple):
         raise TypeError(f"args must be a tuple of the extra arguments of fn; got {type(args).__name__}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise ValueError(f"timeout must be a positive, finite number of seconds; got {timeout!r}")
     import torch.distributed as dist
 
     ctx = _context()
