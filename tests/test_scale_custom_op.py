@@ -60,6 +60,10 @@ def test_bad_arguments_fail_eagerly_and_under_compile():
     for beta in (0.0, -1.0, math.nan, math.inf):
         with pytest.raises(ValueError, match="beta must be a positive finite number"):
             scaled_softplus(torch.ones(2), beta)
+    with pytest.raises(ValueError, match="beta must be .* that x's dtype torch.float32 can hold; got 1e"):
+        scaled_softplus(torch.ones(2), 1e39)                # float64's, not float32's: inf * x
+    with pytest.raises(ValueError, match="x must be a real floating-point tensor; got torch.complex64"):
+        scaled_softplus(torch.ones(2, dtype=torch.complex64), 1.0)
     with pytest.raises(RuntimeError, match="Expected a value of type 'Tensor' for argument 'x'"):
         scaled_softplus([1.0, 2.0], 1.0)
     with pytest.raises(Exception, match="beta must be a positive finite number"):  # the fake checks too

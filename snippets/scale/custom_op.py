@@ -19,10 +19,12 @@ import torch
 # --8<-- [start:op]
 def _check(x, beta):
     """The op's arguments, checked by the op and by its fake implementation alike."""
+    if x.is_complex():
+        raise ValueError(f"x must be a real floating-point tensor; got {x.dtype}: complex is not supported")
     if not x.is_floating_point():
         raise ValueError(f"x must be a floating-point tensor; got {x.dtype}: convert it with x.float()")
-    if not (math.isfinite(beta) and beta > 0):
-        raise ValueError(f"beta must be a positive finite number; got {beta!r}")
+    if not (math.isfinite(beta) and 0 < beta <= torch.finfo(x.dtype).max):
+        raise ValueError(f"beta must be a positive finite number that x's dtype {x.dtype} can hold; got {beta!r}")
 
 
 @torch.library.custom_op("autograd_book::scaled_softplus", mutates_args=())
