@@ -106,7 +106,12 @@ def saved_bytes(fn, *args, exclude=()):
         raise TypeError(f"fn must be callable, e.g. a module or a function; got {type(fn).__name__}")
     with track_saved(exclude) as record:
         out = fn(*args)
-    if not isinstance(out, torch.Tensor) or not out.requires_grad:
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(
+            f"fn returned a {type(out).__name__}, not a tensor: measure one output, "
+            "e.g. lambda x: model(x)[0]"
+        )
+    if not out.requires_grad:
         raise ValueError(
             "fn returned no tensor that requires grad, so no graph was built: give it an input "
             "or parameters with requires_grad=True, outside torch.no_grad()"
