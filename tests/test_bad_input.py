@@ -233,7 +233,9 @@ def _cases():
         ("scale.fsdp", "make_model", "type", lambda: call("scale.fsdp", "make_model")("float64"), TypeError, "dtype must be a floating torch.dtype"),
         ("scale.fsdp", "make_model", "shape", lambda: call("scale.fsdp", "make_model")(torch.int64), TypeError, "dtype must be a floating torch.dtype, such as torch.float64; got torch.int64"),
         ("scale.fsdp", "loss_fn", "type", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), [[1.0] * 4]), TypeError, r"x must be a tensor of shape \(m, 4\); got list"),
-        ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(4, dtype=torch.float64)), ValueError, r"x must be a tensor of shape \(m, 4\); got shape \(4,\)"),
+        ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(4, dtype=torch.float64)), ValueError, r"x must be a tensor of shape \(m, 4\), m >= 1; got shape \(4,\)"),
+        ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(0, 4, dtype=torch.float64)), ValueError, r"m >= 1; got shape \(0, 4\)"),
+        ("scale.fsdp", "local_shapes", "type", lambda: call("scale.fsdp", "local_shapes")(0, 2, (3, 7)), TypeError, r"sizes must be a list of \(n_in, n_out\) pairs, e.g. \[\(3, 7\)\]; got \(3, 7\)"),
         ("scale.fsdp", "shard_model", "type", lambda: call("scale.fsdp", "shard_model")(linear(), None), TypeError, r"model must be an nn.Sequential such as make_model\(\); got Linear"),
         # scale.compiled
         ("scale.compiled", "CompileLog", "type", lambda: call("scale.compiled", "CompileLog")(aot="yes"), TypeError, "aot must be True"),
@@ -656,10 +658,10 @@ RANK_FUNCTIONS = {
                  "checkpoint_with_find_unused checkpointed_steps static_graph_tour tour accumulation_step "
                  "accumulation_step_fixed logged_step buffers_after_evaluation buffers_at_construction "
                  "no_sync_decided_at_forward no_sync_at_first_step ignored_output_steps "
-                 "bucket_sizes output_nodes",
+                 "bucket_sizes output_nodes penalty_after_create_graph",
     "scale.fsdp": "optimizer_order sharded_parameters_and_gradients between_forward_and_backward accumulate "
-                  "mixed_precision hooks_on_a_sharded_parameter local_shapes tour edit_gradient_with_a_tensor "
-                  "edit_gradient_with_a_dtensor scale_gradient_with_one_element",
+                  "mixed_precision hooks_on_a_sharded_parameter tour edit_gradient_with_a_tensor "
+                  "edit_gradient_with_a_dtensor scale_gradient_with_one_element evaluation_first hook_in_forward",
 }
 
 
@@ -706,6 +708,7 @@ def _exempt():
     add("scale.fsdp", "shard_model", "shape nonfinite", "takes the page's model and a device mesh; fully_shard "
         "checks the mesh and the options")
     add("scale.fsdp", RANK_FUNCTIONS["scale.fsdp"], "type shape nonfinite", RANK_FUNCTION)
+    add("scale.fsdp", "local_shapes", "shape nonfinite", RANK_FUNCTION + "; sizes is checked by the row above")
     add("scale.compiled", "CompileLog", "shape nonfinite", "takes one bool, aot")
     add("scale.compiled", "Graph", "type shape nonfinite", "the record CompileLog fills from a graph; a reader reads it")
     add("scale.compiled", "op_name", "type shape nonfinite", "names any graph node's target: a target it does not "

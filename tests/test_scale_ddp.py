@@ -90,6 +90,16 @@ def test_buckets_are_one_at_the_first_step_then_cut_at_the_cap_in_the_order_grad
         assert r["buckets, static_graph"] == [first, first, later[0]]
 
 
+def test_create_graph_gives_the_mean_with_a_local_graph(tour):
+    full = grad_of([[1.0, 1.0]], X, Y)
+    penalties = []
+    for r in tour:
+        mean, after = r["create_graph"]
+        assert torch.equal(t(mean), full)                          # the value is averaged
+        penalties.append(after)
+    assert penalties[0] != penalties[1]                            # the penalty's gradient is not
+
+
 def test_no_sync_is_decided_by_where_the_forward_ran(tour):
     for r in tour:
         # a second backward of one forward: no all-reduce; the last forward decides, not the loss's

@@ -107,6 +107,15 @@ def test_optimizer_order_hooks_and_distributed_masks(tour):
         assert r["one element"] is True                  # a one-element plain tensor is taken as replicated
 
 
+def test_an_evaluation_first_and_hooks_added_in_forward(tour):
+    for r in tour:
+        first = r["evaluation first"]
+        assert first["no_grad"] == [True, True]                     # every unit resharded
+        assert first["inference_mode"].startswith("Inplace update to inference tensor")
+        assert first["no_grad, kept gathered"] == [False, False]    # the optimizer holds no shard
+        assert r["hook in forward"] == {"kept": [1, 2, 3], "removed": [1, 1, 1]}
+
+
 def test_a_plain_tensor_with_a_sharded_gradient_raises():
     with pytest.raises(RuntimeError, match="got mixed torch.Tensor and DTensor") as info:
         run_ranks(fsdp.edit_gradient_with_a_tensor)

@@ -60,8 +60,8 @@ def loss_fn(model, x):
     """The mean of the squared outputs: x (m, 4) -> scalar."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a tensor of shape (m, 4); got {type(x).__name__}")
-    if x.dim() != 2 or x.shape[1] != 4:
-        raise ValueError(f"x must be a tensor of shape (m, 4); got shape {tuple(x.shape)}")
+    if x.dim() != 2 or x.shape[1] != 4 or x.shape[0] == 0:
+        raise ValueError(f"x must be a tensor of shape (m, 4), m >= 1; got shape {tuple(x.shape)}")
     return model(x).pow(2).mean()
 
 
@@ -114,6 +114,33 @@ def optimizer_order(rank, world_size):
         }
     return out
 # --8<-- [end:optimizer_order]
+
+
+# --8<-- [start:evaluation_first]
+def evaluation_first(rank, world_size):
+    """An evaluation forward before the first training step: under ``no_grad``, under
+    ``inference_mode``, and under ``no_grad`` with ``reshard_after_forward=False`` (then the
+    optimizer is made): what the training step did, or raised."""
+    mesh = init_device_mesh("cpu", (world_size,))
+    out = {}
+    for name, mode, keep in (("no_grad", torch.no_grad, None),
+                             ("inference_mode", torch.inference_mode, None),
+                             ("no_grad, kept gathered", torch.no_grad, False)):
+        model = shard_model(make_model(), mesh, reshard_after_forward=keep)
+        before = [p.full_tensor() for p in model.parameters()]
+        with mode():
+            model(shard(rank, world_size))            # the evaluation
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        try:
+            loss_fn(model, shard(rank, world_size)).backward()
+        except RuntimeError as error:
+            out[name] = str(error).split(" outside")[0]
+            continue
+        opt.step()
+        out[name] = [not torch.equal(b, p.full_tensor())
+                     for b, p in zip(before, model.parameters())]
+    return out
+# --8<-- [end:evaluation_first]
 
 
 # --8<-- [start:sharded]
@@ -232,10 +259,39 @@ def hooks_on_a_sharded_parameter(rank, world_size):
 # --8<-- [end:hooks]
 
 
+# --8<-- [start:hook_in_forward]
+def hook_in_forward(rank, world_size):
+    """A forward pre-hook puts a tensor hook on the unsharded weight at every step:
+    the hook's calls in each of 3 backward passes, kept and removed by the hook."""
+    mesh = init_device_mesh("cpu", (world_size,))
+    out = {}
+    for how in ("kept", "removed"):
+        model, calls = make_model(), []
+
+        def look(layer, args, how=how):
+            def hook(grad):
+                calls.append(1)
+                if how == "removed":
+                    handle.remove()                   # FSDP keeps this parameter
+            handle = layer.weight.register_hook(hook)
+
+        model[0].register_forward_pre_hook(look)
+        shard_model(model, mesh)
+        out[how] = []
+        for _ in range(3):
+            loss_fn(model, shard(rank, world_size)).backward()
+            out[how].append(len(calls))
+            calls.clear()
+    return out
+# --8<-- [end:hook_in_forward]
+
+
 # --8<-- [start:local_shapes]
 def local_shapes(rank, world_size, sizes):
     """The local shape of the weight of ``Linear(n_in, n_out)``, for each ``(n_in, n_out)`` of
     ``sizes``, after ``fully_shard`` over ``world_size`` ranks."""
+    if not all(isinstance(pair, (tuple, list)) and len(pair) == 2 for pair in sizes):
+        raise TypeError(f"sizes must be a list of (n_in, n_out) pairs, e.g. [(3, 7)]; got {sizes!r}")
     mesh = init_device_mesh("cpu", (world_size,))
     shapes = []
     for n_in, n_out in sizes:
@@ -254,6 +310,8 @@ def tour(rank, world_size):
         "accumulate": accumulate(rank, world_size),
         "mixed precision": mixed_precision(rank, world_size),
         "hooks": hooks_on_a_sharded_parameter(rank, world_size),
+        "hook in forward": hook_in_forward(rank, world_size),
+        "evaluation first": evaluation_first(rank, world_size),
         "mask": edit_gradient_with_a_dtensor(rank, world_size),
         "one element": scale_gradient_with_one_element(rank, world_size),
     }
