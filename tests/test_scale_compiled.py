@@ -146,6 +146,25 @@ def test_eager_vs_compiled_leaves_no_gradient_behind():
     assert all(p.grad is None for p in model.parameters())
 
 
+def test_eager_vs_compiled_replays_dropout_and_names_an_unused_parameter():
+    torch.manual_seed(0)
+    dropped = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.5), torch.nn.Linear(8, 1))
+    assert eager_vs_compiled(dropped.train(), torch.randn(4, 3))["max_abs_diff"] == 0.0
+
+    class Spare(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.used, self.spare = torch.nn.Linear(3, 1), torch.nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.used(x)
+
+    model = Spare()
+    with pytest.raises(ValueError, match=r"parameters \['spare.weight', 'spare.bias'\] get no gradient"):
+        eager_vs_compiled(model, torch.ones(2, 3))
+    assert all(p.grad is None for p in model.parameters())
+
+
 def test_arguments_are_checked():
     with pytest.raises(TypeError, match="aot must be True"):
         CompileLog(aot=1)

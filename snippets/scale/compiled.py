@@ -14,7 +14,8 @@ and when:
   a backward graph also lists the tensors its forward saved for it (``Graph.saved``).
 
 A new ``CompileLog`` is a new backend: ``torch.compile`` compiles again for it instead of
-reusing a graph compiled for another backend, so each log sees its own compilations.
+reusing a graph compiled for another backend, so each log sees its own compilations (up to
+the recompile limit, 8 per function: call ``torch.compiler.reset()`` between more logs).
 
 ``eager_vs_compiled(model, x)`` runs one backward of ``model(x).pow(2).mean()`` eagerly and
 through ``torch.compile(model)`` and compares every parameter's gradient.
@@ -126,7 +127,8 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     * ``max_abs_grad``: the largest |eager gradient|, the scale that difference is measured against.
 
     ``x`` is one batch as ``model`` takes it, e.g. (N, in_features). ``model``'s ``.grad`` are
-    set to None before and after.
+    set to None before and after. Both runs draw the same random numbers (dropout); a batch
+    norm in training mode updates its running statistics in each.
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
@@ -148,9 +150,16 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
         raise TypeError(f"options must be None or a dict of backend options; got {type(options).__name__}")
 
     model.zero_grad(set_to_none=True)
+    rng = torch.get_rng_state()
     model(x).pow(2).mean().backward()
+    unused = [name for name, p in model.named_parameters() if p.requires_grad and p.grad is None]
+    if unused:
+        model.zero_grad(set_to_none=True)
+        raise ValueError(f"parameters {unused} get no gradient from model(x): freeze them with "
+                         "requires_grad_(False), or pass a model whose forward uses them")
     eager = [p.grad.clone() for p in params]
     model.zero_grad(set_to_none=True)
+    torch.set_rng_state(rng)                      # the same dropout masks
     out = torch.compile(model, backend=backend, options=options)(x)
     node = type(out.grad_fn).__name__
     out.pow(2).mean().backward()
