@@ -95,6 +95,16 @@ def test_a_clean_step_that_grows_the_scale_counts_as_stepped():
     assert log["stepped"] is True and log["scale"] == 2 * 65536.0
 
 
+def test_a_scale_halved_to_zero_is_refused_before_it_writes_nan():
+    model, opt, scaler = _model_opt_scaler(init_scale=2.0 ** -149)   # float32's smallest: one halving from 0
+    scaled_step(_loss(model) * math.inf, opt, scaler)
+    assert scaler.get_scale() == 0.0
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(FloatingPointError, match=r"the scale is 0: .*scaler.update\(new_scale=2.0\*\*16\)"):
+        scaled_step(_loss(model), opt, scaler)                        # finite: would step with NaN
+    assert all(torch.equal(b, p.detach()) for b, p in zip(before, model.parameters()))
+
+
 def test_a_disabled_scaler_still_steps():
     model, opt, _ = _model_opt_scaler()
     log = scaled_step(_loss(model), opt, torch.amp.GradScaler("cpu", enabled=False), max_norm=1.0)

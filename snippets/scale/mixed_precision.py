@@ -59,7 +59,11 @@ def ulp(x, dtype) -> float:
     if torch.isinf(t):
         raise ValueError(f"|x| = {abs(float(x))} rounds to inf in {dtype} (largest finite: "
                          f"{torch.finfo(dtype).max}): it has no spacing there; pass a value in range")
-    return (torch.nextafter(t, torch.full_like(t, math.inf)).double() - t.double()).item()
+    above = torch.nextafter(t, torch.full_like(t, math.inf))
+    if torch.isinf(above):
+        raise ValueError(f"|x| = {abs(float(x))} is {dtype}'s largest finite value: the next one up is inf, "
+                         "so it has no spacing there; pass a smaller value")
+    return (above.double() - t.double()).item()
 
 
 def applied_update(w, delta, dtype) -> float:
@@ -104,6 +108,10 @@ def _check_step(loss, optimizer, scaler, max_norm):
     if not isinstance(scaler, torch.amp.GradScaler):
         raise TypeError(f"scaler must be a torch.amp.GradScaler, e.g. torch.amp.GradScaler(\"cpu\"); "
                         f"got {type(scaler).__name__}")
+    if scaler.is_enabled() and scaler.get_scale() == 0:
+        raise FloatingPointError("the scale is 0: it halved at every step, so every step had an inf or NaN "
+                                 "gradient, and a step now would write NaN into the weights; find the "
+                                 "non-finite gradient (anomaly mode), then call scaler.update(new_scale=2.0**16)")
     if max_norm is not None:
         if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
             raise TypeError(f"max_norm must be a positive number or None; got {type(max_norm).__name__}")
