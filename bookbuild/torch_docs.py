@@ -90,7 +90,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.Tensor": ("inline", "tensors.html#torch.Tensor"),
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
-        abs add_ addmv_ all amax any argmax backward bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
+        abs add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
         imag is_sparse to_dense
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
@@ -139,7 +139,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
         AlphaDropout BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding
-        FeatureAlphaDropout LayerNorm LazyBatchNorm1d
+        FeatureAlphaDropout LayerNorm LazyBatchNorm1d LSTM
         LazyBatchNorm2d LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
         SyncBatchNorm Tanh TransformerEncoderLayer"""),
@@ -192,7 +192,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_inline("deterministic.html", "torch.utils.deterministic", "fill_uninitialized_memory"),
     **_inline("backends.html", "torch.backends.cudnn", "benchmark deterministic is_available"),
     **_inline("special.html", "torch.special", "gammainc"),
-    **_generated("torch.linalg", "eigvalsh matrix_norm vector_norm"),
+    **_generated("torch.linalg", "eigvalsh matrix_norm norm vector_norm"),
     **_inline("distributed.html", "torch.distributed", "all_reduce get_world_size ReduceOp"),
     **_owner("distributed.html#torch.distributed.ReduceOp", "torch.distributed.ReduceOp.SUM"),
     # autofunction torch.distributed.device_mesh.init_device_mesh
