@@ -56,6 +56,9 @@ def check_input(x, shape=None):
             f"x must be a torch.Tensor, got {type(x).__name__}: "
             "convert it with torch.as_tensor(x, dtype=torch.float32)"
         )
+    if x.is_complex():
+        raise TypeError(f"x must be real floating point, got {x.dtype}: softplus takes real values; "
+                        "pass x.real or x.abs(), whichever you mean")
     if not x.is_floating_point():
         raise TypeError(
             f"x must be floating point, got {x.dtype}: convert it with x.float() "
@@ -109,14 +112,22 @@ def max_grad_error(fn, x, eps=1e-6):
         fix = "x.double()" if isinstance(x, torch.Tensor) else "torch.tensor(values, dtype=torch.float64)"
         got = x.dtype if isinstance(x, torch.Tensor) else type(x).__name__
         raise TypeError(f"x must be a float64 tensor, got {got}: pass {fix}")
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps}: use about 1e-6 in float64")
+    if not 0 < eps < float("inf"):
+        raise ValueError(f"eps must be positive and finite, got {eps}: use about 1e-6 in float64")
+    if x.numel() == 0:
+        raise ValueError("x is empty: pass at least one point to measure the gradient error at")
     if not torch.isfinite(x).all():
         raise ValueError("x holds NaN or inf: measure the gradient error at finite points")
     x = x.detach().requires_grad_(True)
     y = fn(x)
     if not isinstance(y, torch.Tensor) or y.shape != x.shape:
         raise ValueError("fn must be elementwise: its output must have the shape of x")
+    if y.dtype != torch.float64:
+        raise TypeError(f"fn returned {y.dtype} for a float64 x: the finite difference would carry that "
+                        "dtype's rounding; compute fn in float64")
+    if not y.requires_grad:
+        raise ValueError("fn's output does not require grad: fn detached it or ran under torch.no_grad(); "
+                         "return a result computed from x with grad mode on")
     (analytic,) = torch.autograd.grad(y.sum(), x)
     with torch.no_grad():
         for i in range(x.numel()):  # an elementwise fn changes only the output of the moved element
