@@ -39,6 +39,9 @@ class SavedTensors:
             t = ref()
             if t is None:
                 continue
+            if t.is_meta:
+                raise ValueError("a saved tensor is on the meta device, which allocates no memory to count: "
+                                 "measure on the cpu with a small batch")
             if t.layout != torch.strided:
                 raise ValueError(
                     f"a saved tensor has layout {t.layout}, which has no single storage to count: "
