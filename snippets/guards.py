@@ -62,6 +62,11 @@ def _no_graph(value, what, seen):
                 "its whole graph alive: store value.item() or value.detach(), or compute it under "
                 "torch.no_grad()"
             )
+        if value._base is not None and value._base.grad_fn is not None:
+            raise GuardError(
+                f"{what} is a view of a tensor with a graph (grad_fn={type(value._base.grad_fn).__name__}), "
+                "and the view keeps that graph alive: store value.item() or value.detach()"
+            )
         return
     if isinstance(value, (str, bytes, bytearray, memoryview, range)) or id(value) in seen:
         return  # no tensor inside, or a container already being walked (it holds itself)
@@ -130,13 +135,14 @@ def assert_finite_grads(module):
 def assert_no_stale_grads(module):
     """Fail if a parameter still holds a nonzero ``.grad`` (call just before backward).
 
-    A stale gradient means ``zero_grad()`` was not called: backward would add to it.
+    A stale gradient means ``zero_grad()`` was not called, or was called on an optimizer that
+    does not hold the parameter: backward would add to it.
     """
     stale = [n for n, p in _trainable(module) if p.grad is not None and bool(p.grad.any())]
     if stale:
         raise GuardError(
             f"stale gradients in {', '.join(stale)}: backward() adds to .grad, so call "
-            "optimizer.zero_grad() before each backward"
+            "zero_grad() before each backward, on an optimizer that holds them"
         )
 
 

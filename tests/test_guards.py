@@ -61,6 +61,25 @@ def test_logging_the_loss_tensor_is_caught():
     assert as_log_value(loss) == pytest.approx(loss.detach().item())
 
 
+def test_a_view_taken_under_no_grad_keeps_the_graph_and_is_caught():
+    model, _, x, y = setup()
+    out = model(x)
+    with torch.no_grad():
+        kept = out[:, 0]                              # no grad_fn, but its base has one
+    assert kept.grad_fn is None                      # (it reports requires_grad=True)
+    with pytest.raises(GuardError, match=r"kept is a view of a tensor with a graph \(grad_fn=AddmmBackward0\)"):
+        assert_no_graph([kept], "kept")
+    assert_no_graph(kept.detach())                    # a view of nothing with a graph
+    assert_no_graph(x[:, 0])                          # a view of data
+
+
+def test_the_stale_gradient_message_names_the_optimizer_that_must_hold_them():
+    model, _, x, y = setup()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    with pytest.raises(GuardError, match="call zero_grad\\(\\) before each backward, on an optimizer that holds them"):
+        assert_no_stale_grads(model)
+
+
 def test_a_detached_branch_is_caught_by_grads_flow():
     model, _, x, y = setup()
     h = model[0](x).detach()  # the bug: cuts the first layer off
