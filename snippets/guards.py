@@ -147,9 +147,11 @@ def assert_no_stale_grads(module):
 
 
 def assert_grads_flow(module):
-    """Fail unless every trainable parameter got a gradient that is not all zeros."""
-    missing = [n for n, p in _trainable(module) if p.grad is None]
-    zero = [n for n, p in _trainable(module) if p.grad is not None and not bool(p.grad.any())]
+    """Fail unless every trainable parameter got a gradient that is not all zeros (an empty
+    parameter, with no element to move, is skipped)."""
+    named = [(n, p) for n, p in _trainable(module) if p.numel() > 0]
+    missing = [n for n, p in named if p.grad is None]
+    zero = [n for n, p in named if p.grad is not None and not bool(p.grad.any())]
     if missing or zero:
         raise GuardError(
             f"no gradient reached: {', '.join(missing) or '-'}; all-zero gradient: "
@@ -164,7 +166,7 @@ def snapshot(module):
 
 
 def assert_params_changed(module, before):
-    """Fail if a trainable parameter is bitwise equal to its copy in ``before``."""
+    """Fail if a trainable parameter with elements is bitwise equal to its copy in ``before``."""
     if not isinstance(before, dict):
         raise TypeError("before must be the dict that snapshot(module) returned")
     named = dict(_trainable(module))
@@ -181,10 +183,11 @@ def assert_params_changed(module, before):
     nonfinite = [n for n, p in named.items() if not torch.isfinite(p).all()]
     if nonfinite:
         raise GuardError(f"the step left NaN or inf in {', '.join(nonfinite)}: check the loss and the learning rate")
-    same = [n for n, p in named.items() if torch.equal(p.detach(), before[n])]
+    same = [n for n, p in named.items() if p.numel() > 0 and torch.equal(p.detach(), before[n])]
     if same:
         raise GuardError(
             f"the step did not change {', '.join(same)}: check that they are in the optimizer, "
-            "that their .grad is not None, and that the learning rate is not 0"
+            "that their .grad is not None, that the learning rate is not 0, and, in float16 or "
+            "bfloat16, that the update is not below the dtype's spacing (keep float32 master weights)"
         )
 # --8<-- [end:grads]

@@ -67,7 +67,7 @@ def test_a_view_taken_under_no_grad_keeps_the_graph_and_is_caught():
     with torch.no_grad():
         kept = out[:, 0]                              # no grad_fn, but its base has one
     assert kept.grad_fn is None                      # (it reports requires_grad=True)
-    with pytest.raises(GuardError, match=r"kept is a view of a tensor with a graph \(grad_fn=AddmmBackward0\)"):
+    with pytest.raises(GuardError, match=r"kept\[0\] is a view of a tensor with a graph \(grad_fn=AddmmBackward0\)"):
         assert_no_graph([kept], "kept")
     assert_no_graph(kept.detach())                    # a view of nothing with a graph
     assert_no_graph(x[:, 0])                          # a view of data
@@ -78,6 +78,27 @@ def test_the_stale_gradient_message_names_the_optimizer_that_must_hold_them():
     torch.nn.functional.mse_loss(model(x), y).backward()
     with pytest.raises(GuardError, match="call zero_grad\\(\\) before each backward, on an optimizer that holds them"):
         assert_no_stale_grads(model)
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors is a no-op")
+def test_an_empty_parameter_is_skipped_and_a_rounded_away_step_names_the_dtype():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Linear(2, 0))   # the second is empty
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = snapshot(model)
+    model(torch.randn(4, 3)).sum().backward()          # (4, 0): no element reaches the loss
+    model[0](torch.randn(4, 3)).sum().backward()
+    assert_grads_flow(model)
+    opt.step()
+    assert_params_changed(model, before)
+    small = torch.nn.Linear(2, 1).bfloat16()
+    with torch.no_grad():
+        small.bias.fill_(1.0)                          # bfloat16's spacing at 1 is 2**-7
+    before = snapshot(small)
+    small(torch.ones(1, 2, dtype=torch.bfloat16)).sum().backward()
+    torch.optim.SGD(small.parameters(), lr=1e-3).step()   # 1e-3 is below half of it
+    with pytest.raises(GuardError, match=r"did not change bias: .*below the dtype's spacing"):
+        assert_params_changed(small, before)
 
 
 def test_a_detached_branch_is_caught_by_grads_flow():
