@@ -268,6 +268,7 @@ def _cases():
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(1, 2), "full"), ValueError, "mode must be one of 'none'"),
         ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(0, 2), "none"), ValueError, r"x must hold a batch \(N, D\) with no empty dimension; got shape \(0, 2\)"),
         ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(4, 0), "none"), ValueError, r"with no empty dimension; got shape \(4, 0\)"),
+        ("scale.checkpointing", "checkpoint_costs", "shape", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.tensor(1.0), "none"), ValueError, r"x must hold a batch \(N, D\); got a 0-d tensor: pass x.reshape\(1, -1\)"),
         ("scale.checkpointing", "checkpoint_costs", "shape", lambda: no_grad_call(call("scale.checkpointing", "checkpoint_costs"), nn.Sequential(linear()), torch.ones(1, 2), "none"), RuntimeError, r"grad mode is off .*: call checkpoint_costs outside those blocks"),
         ("scale.checkpointing", "checkpoint_costs", "nonfinite", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.tensor([[NAN, 1.0]]), "none"), ValueError, "x holds inf or NaN"),
         # distributed_accumulation

@@ -86,7 +86,9 @@ def _check(model, x, mode):
         raise TypeError(f"x must be a tensor, the input batch (N, D); got {type(x).__name__}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor; got {x.dtype}: pass x.float()")
-    if x.dim() < 1 or x.numel() == 0:
+    if x.dim() < 1:
+        raise ValueError(f"x must hold a batch (N, D); got a 0-d tensor: pass x.reshape(1, -1)")
+    if x.numel() == 0:
         raise ValueError(f"x must hold a batch (N, D) with no empty dimension; got shape {tuple(x.shape)}")
     if not torch.isfinite(x).all():
         raise ValueError("x holds inf or NaN: the measurement would run on non-finite values; pass finite data")

@@ -269,6 +269,9 @@ def hook_in_forward(rank, world_size):
         model, calls = make_model(), []
 
         def look(layer, args, how=how):
+            if not torch.is_grad_enabled():           # no backward will remove it
+                return
+
             def hook(grad):
                 calls.append(1)
                 if how == "removed":
