@@ -95,14 +95,26 @@ def test_a_clean_step_that_grows_the_scale_counts_as_stepped():
     assert log["stepped"] is True and log["scale"] == 2 * 65536.0
 
 
-def test_a_scale_halved_to_zero_is_refused_before_it_writes_nan():
-    model, opt, scaler = _model_opt_scaler(init_scale=2.0 ** -149)   # float32's smallest: one halving from 0
-    scaled_step(_loss(model) * math.inf, opt, scaler)
-    assert scaler.get_scale() == 0.0
+def test_a_scale_whose_reciprocal_overflows_is_refused_before_it_writes_inf():
+    model, opt, scaler = _model_opt_scaler(init_scale=2.0 ** -127)
+    scaled_step(_loss(model) * math.inf, opt, scaler)                 # skipped: the scale halves
+    assert scaler.get_scale() == 2.0 ** -128                          # 144 halvings from 65536
     before = [p.detach().clone() for p in model.parameters()]
-    with pytest.raises(FloatingPointError, match=r"the scale is 0: .*scaler.update\(new_scale=2.0\*\*16\)"):
-        scaled_step(_loss(model), opt, scaler)                        # finite: would step with NaN
+    with pytest.raises(FloatingPointError, match=r"reciprocal overflows float32: .*scaler.update\(new_scale=2.0\*\*16\)"):
+        scaled_step(_loss(model), opt, scaler)                        # finite: would step with inf or NaN
     assert all(torch.equal(b, p.detach()) for b, p in zip(before, model.parameters()))
+
+
+@pytest.mark.parametrize("scale", [2.0 ** -128, 2.0 ** -149, 0.0])
+def test_smaller_scales_down_to_zero_are_refused(scale):
+    model, opt, scaler = _model_opt_scaler(init_scale=scale)
+    with pytest.raises(FloatingPointError, match="reciprocal overflows float32"):
+        scaled_step(_loss(model), opt, scaler)
+
+
+def test_the_smallest_scale_with_a_finite_reciprocal_still_steps():
+    model, opt, scaler = _model_opt_scaler(init_scale=2.0 ** -127)
+    assert scaled_step(_loss(model), opt, scaler)["stepped"] is True
 
 
 def test_a_disabled_scaler_still_steps():

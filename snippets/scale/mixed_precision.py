@@ -104,10 +104,11 @@ def _check_step(loss, optimizer, scaler, max_norm):
     if not isinstance(scaler, torch.amp.GradScaler):
         raise TypeError(f"scaler must be a torch.amp.GradScaler, e.g. torch.amp.GradScaler(\"cpu\"); "
                         f"got {type(scaler).__name__}")
-    if scaler.is_enabled() and scaler.get_scale() == 0:
-        raise FloatingPointError("the scale is 0: it halved at every step, so every step had an inf or NaN "
-                                 "gradient, and a step now would write NaN into the weights; find the "
-                                 "non-finite gradient (anomaly mode), then call scaler.update(new_scale=2.0**16)")
+    if scaler.is_enabled() and torch.tensor(scaler.get_scale(), dtype=torch.float64).reciprocal().float().isinf():
+        raise FloatingPointError(f"the scale is {scaler.get_scale()}, whose reciprocal overflows float32: it halved "
+                                 "at nearly every step, so those steps had an inf or NaN gradient, and unscaling now "
+                                 "would write inf or NaN into the weights; find the non-finite gradient (anomaly "
+                                 "mode), then call scaler.update(new_scale=2.0**16)")
     if max_norm is not None:
         if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
             raise TypeError(f"max_norm must be a positive number or None; got {type(max_norm).__name__}")
