@@ -81,7 +81,7 @@ DOCS: dict[str, tuple[str, str]] = {
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
         isnan lgamma linspace
         log log1p logsumexp manual_seed maximum mv nextafter no_grad ones ones_like outer rand rand_like randint
-        randn randperm set_default_dtype set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
+        randn randperm set_default_dtype set_flush_denormal set_num_threads set_rng_state sigmoid sign sin sinh softmax sqrt stack tanh tensor
         triu_indices use_deterministic_algorithms vmap where zeros zeros_like"""),
     **_generated("torch", "set_grad_enabled inference_mode", listed_under="torch.autograd.grad_mode"),
     **_members("torch.Generator", "manual_seed"),
@@ -92,7 +92,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.Tensor", """
         abs add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
-        imag is_sparse to_dense
+        imag is_sparse to_dense isinf reciprocal
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
@@ -149,7 +149,7 @@ DOCS: dict[str, tuple[str, str]] = {
         named_parameters parameters register_buffer register_forward_hook register_forward_pre_hook
         register_full_backward_hook register_full_backward_pre_hook requires_grad_ state_dict to train
         zero_grad"""),
-    **_generated("torch.nn.utils", "clip_grad_norm_ clip_grad_value_ get_total_norm"),
+    **_generated("torch.nn.utils", "clip_grad_norm_ clip_grad_value_ get_total_norm vector_to_parameters"),
     **_generated("torch.nn.parallel", "DistributedDataParallel"),
     **_members("torch.nn.parallel.DistributedDataParallel", "no_sync register_comm_hook"),
     **_generated("torch.nn.functional", """
