@@ -127,14 +127,14 @@ def _pow(x, k):
 def _exponent_error(k):
     return TypeError(
         f"Value ** supports only a constant int or float exponent, got {type(k).__name__}; "
-        "for a Value exponent e write (e * base.log()).exp()"
+        "for a Value exponent e and a base > 0 write (e * base.log()).exp()"
     )
 
 
 def power(self, k):
     if isinstance(k, bool) or not isinstance(k, (int, float)):
         raise _exponent_error(k)
-    if self.data < 0 and not float(k).is_integer():
+    if self.data < 0 and math.isfinite(k) and not float(k).is_integer():
         raise ValueError(f"({self.data:g}) ** {k:g} is not a real number: the base must be >= 0")
     out = Value(_pow(self.data, k), (self,), f"** {k:g}")
     # d(s**k)/ds = k * s**(k-1); for k = 0 exactly 0, as torch (not 0 * 0**-1)

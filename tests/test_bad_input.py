@@ -516,7 +516,7 @@ def _cases():
         ("scalar_engine", "div", "shape", lambda: se.Value(1.0) / torch.ones(2), TypeError, "got Tensor"),
         ("scalar_engine", "power", "type", lambda: se.Value(2.0) ** se.Value(3.0), TypeError, "only a constant int or float exponent"),
         ("scalar_engine", "power", "shape", lambda: se.Value(-8.0) ** (1 / 3), ValueError, "is not a real number: the base must be >= 0"),
-        ("scalar_engine", "rpower", "type", lambda: 2 ** se.Value(3.0), TypeError, "for a Value exponent e write"),
+        ("scalar_engine", "rpower", "type", lambda: 2 ** se.Value(3.0), TypeError, "for a Value exponent e and a base > 0 write"),
         ("scalar_engine", "log", "shape", lambda: se.Value(-1.0).log(), ValueError, r"log needs a value >= 0 \(log 0 = -inf\), got -1"),
         ("scalar_engine", "backward", "type", lambda: se.Value(1.0).backward(accumulate="yes"), TypeError, r"accumulate must be True \(\+=, correct\) or False"),
         ("scalar_engine", "to_mermaid", "type", lambda: se.Value(1.0).to_mermaid(direction=None), ValueError, "direction must be one of LR, RL, TB, BT"),

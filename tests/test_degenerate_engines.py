@@ -312,6 +312,8 @@ ROWS = [
     both(S, "power", *same_f(lambda a: a ** -1), -0.0),
     both(S, "power", *same_f(lambda a: a ** 2), 1e200),  # overflows to inf
     (S, "power", lambda: se.Value(-8.0) ** (1 / 3), (ValueError, r"\(-8\) \*\* 0\.333333 is not a real number")),
+    *[both(S, "power", *same_f(lambda a, k=k: a ** k), base)   # C's pow: a limit, not an error
+      for base, k in ((-2.0, INF), (-0.5, INF), (-2.0, -INF), (-2.0, NAN))],
     both(S, "exp", lambda a: a.exp(), torch.exp, 1000.0),
     both(S, "exp", lambda a: a.exp(), torch.exp, -INF),
     both(S, "log", lambda a: a.log(), torch.log, 0.0),
@@ -322,7 +324,7 @@ ROWS = [
     both(S, "relu", lambda a: a.relu(), torch.relu, 0.0),
     both(S, "relu", lambda a: a.relu(), torch.relu, -0.0),
     both(S, "relu", lambda a: a.relu(), torch.relu, NAN),
-    (S, "rpower", lambda: 0 ** se.Value(0.0), (TypeError, "for a Value exponent e write")),
+    (S, "rpower", lambda: 0 ** se.Value(0.0), (TypeError, "for a Value exponent e and a base > 0 write")),
     (S, "to_mermaid", scalar_mermaid_of_one_leaf_with_nan, lambda: (1, 0, True)),
 ]
 
