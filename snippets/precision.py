@@ -37,18 +37,24 @@ def tolerance(dtype, n, k=2.0):
 
 def relative_error(fn, *inputs, dtype, reference=None):
     """``max |fn(rounded) - ref| / max |ref|``, with ``ref`` computed in float64 from the same
-    rounded inputs by ``reference`` (default: ``fn`` itself)."""
+    rounded inputs by ``reference`` (default: ``fn`` itself). The error is relative to the
+    largest reference value, not to each element: an error in values far below it goes unseen.
+    An overflow inside ``fn`` gives inf, or 1 when it turns every output into 0 (``e / inf``)."""
     if not callable(fn):
         raise TypeError(f"fn must be callable; got {type(fn).__name__}")
     if not inputs or not all(isinstance(x, torch.Tensor) and x.dtype == torch.float64 for x in inputs):
         raise TypeError("pass the inputs as float64 tensors; they are rounded to dtype here")
     if dtype not in LOW:
         raise ValueError(f"dtype must be one of {LOW}; got {dtype}")
+    if any(x.numel() == 0 for x in inputs):
+        raise ValueError("an input is empty: pass at least one element")
     reference = fn if reference is None else reference
     low = [x.to(dtype) for x in inputs]
     with torch.no_grad():
+        ref = reference(*[x.double() for x in low])  # first: fn may write its inputs in place
         out = fn(*low)
-        ref = reference(*[x.double() for x in low])
+    if not (isinstance(out, torch.Tensor) and isinstance(ref, torch.Tensor)):
+        raise TypeError(f"fn and reference must return one tensor; got {type(out).__name__} and {type(ref).__name__}")
     if out.dtype != dtype:
         raise TypeError(f"fn returned {out.dtype} for {dtype} inputs; it must compute in the inputs' dtype")
     if out.shape != ref.shape:
@@ -83,6 +89,7 @@ def assert_close_to_reference(fn, *inputs, dtype, n, reference=None, k=2.0):
             f"{name} in {dtype}: relative error {err:.3g} ({err / eps:.3g} eps) exceeds tolerance "
             f"{tol:.3g} ({tol / eps:.3g} eps) for n={n}; look for "
             + ("overflow in the low-precision dtype" if math.isinf(err) else
+               "overflow or accumulation in the low-precision dtype" if err >= 0.5 else
                "accumulation in the low-precision dtype")
         )
     return err

@@ -485,6 +485,8 @@ def _cases():
         ("precision", "tolerance", "nonfinite", lambda: call("precision", "tolerance")(torch.float16, math.inf), ValueError, "a positive int; got inf"),
         ("precision", "relative_error", "type", lambda: call("precision", "relative_error")(torch.exp, [1.0], dtype=torch.float16), TypeError, "pass the inputs as float64 tensors"),
         ("precision", "relative_error", "shape", lambda: call("precision", "relative_error")(torch.exp, torch.ones(2), dtype=torch.float16), TypeError, "pass the inputs as float64 tensors"),
+        ("precision", "relative_error", "shape", lambda: call("precision", "relative_error")(torch.exp, f64(), dtype=torch.float16), ValueError, "an input is empty: pass at least one element"),
+        ("precision", "relative_error", "type", lambda: call("precision", "relative_error")(lambda t: (t, t), f64(1.0), dtype=torch.float16), TypeError, "fn and reference must return one tensor; got tuple and tuple"),
         ("precision", "assert_close_to_reference", "type", lambda: call("precision", "assert_close_to_reference")("exp", f64(1.0), dtype=torch.float16, n=1), TypeError, "fn must be callable; got str"),
         ("precision", "assert_close_to_reference", "shape", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(1.0), dtype=torch.float64, n=1), ValueError, "dtype must be one of"),
         ("precision", "assert_close_to_reference", "nonfinite", lambda: call("precision", "assert_close_to_reference")(torch.exp, f64(12.0), dtype=torch.float16, n=1), AssertionError, "relative error inf"),

@@ -80,3 +80,19 @@ def test_input_checks():
         relative_error(lambda t: t.float(), x.double(), dtype=torch.bfloat16)
     assert math.isinf(relative_error(lambda t: t * 1e5, x.double() + 5, dtype=torch.float16))  # overflows float16 only
     assert math.isnan(relative_error(lambda t: t * float("inf"), x.double() + 5, dtype=torch.float16))  # no finite reference
+
+
+def test_an_op_that_writes_its_input_is_measured_against_the_unwritten_input():
+    x = torch.linspace(-2, 2, 64, dtype=torch.float64)
+    assert relative_error(torch.exp_, x, dtype=torch.bfloat16) == relative_error(torch.exp, x, dtype=torch.bfloat16)
+
+
+def test_a_sum_that_overflows_reads_as_an_error_of_one_and_the_hint_names_overflow():
+    def naive_softmax(t):
+        e = t.exp()
+        return e / e.sum(-1, keepdim=True)
+
+    logits = torch.full((1, 16), 9.0, dtype=torch.float64)    # each exp fits float16, the sum does not
+    assert relative_error(naive_softmax, logits, dtype=torch.float16) == 1.0
+    with pytest.raises(AssertionError, match="look for overflow or accumulation in the low-precision dtype"):
+        assert_close_to_reference(naive_softmax, logits, dtype=torch.float16, n=16)
