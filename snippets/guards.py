@@ -187,7 +187,7 @@ def assert_params_changed(module, before):
     if same:
         raise GuardError(
             f"the step did not change {', '.join(same)}: check that they are in the optimizer, "
-            "that their .grad is not None, that the learning rate is not 0, and, in float16 or "
-            "bfloat16, that the update is not below the dtype's spacing (keep float32 master weights)"
+            "that their .grad is not None, that the learning rate is not 0, and that lr * grad is not "
+            "below the parameter's spacing (likeliest in float16 or bfloat16: keep float32 master weights)"
         )
 # --8<-- [end:grads]

@@ -59,8 +59,8 @@ def test_a_job_that_hangs_is_stopped_and_names_its_ranks():
     (lambda: run_ranks(summed, world_size=0), ValueError, "world_size must be an int from 1 to 8"),
     (lambda: run_ranks(summed, world_size=True), ValueError, "world_size must be an int"),
     (lambda: run_ranks(summed, args=[1]), TypeError, "args must be a tuple"),
-    (lambda: run_ranks(summed, timeout=float("nan")), ValueError, "timeout must be a positive number"),
-    (lambda: run_ranks(summed, timeout=0), ValueError, "timeout must be a positive number"),
+    (lambda: run_ranks(summed, timeout=float("nan")), ValueError, "timeout must be a positive, finite number"),
+    (lambda: run_ranks(summed, timeout=0), ValueError, "timeout must be a positive, finite number"),
 ])
 def test_bad_arguments_are_refused_by_name(call, error, message):
     with pytest.raises(error, match=message):

@@ -269,8 +269,8 @@ def hook_in_forward(rank, world_size):
         model, calls = make_model(), []
 
         def look(layer, args, how=how):
-            if not torch.is_grad_enabled():           # no backward will remove it
-                return
+            if not (torch.is_grad_enabled() and layer.training):
+                return                                # no backward will remove it
 
             def hook(grad):
                 calls.append(1)
