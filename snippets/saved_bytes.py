@@ -83,10 +83,10 @@ def track_saved(exclude=()):
     ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted; None for none.
     Use ``record.alive_bytes()`` after the block, while the graph is still alive.
     """
-    if isinstance(exclude, (torch.nn.Module, torch.Tensor)):
-        raise TypeError(f"exclude takes an iterable of tensors, got a {type(exclude).__name__}: pass model.parameters()")
-    if exclude is not None and not hasattr(exclude, "__iter__"):
-        raise TypeError(f"exclude takes an iterable of tensors, got {exclude!r}: pass model.parameters()")
+    if isinstance(exclude, (torch.nn.Module, torch.Tensor)) or not (
+            exclude is None or hasattr(exclude, "__iter__")):
+        raise TypeError(f"exclude takes an iterable of tensors, got {type(exclude).__name__}: "
+                        "pass model.parameters()")
     exclude = [] if exclude is None else list(exclude)
     for t in exclude:
         if not isinstance(t, torch.Tensor):

@@ -87,7 +87,7 @@ def _check(model, x, mode):
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor; got {x.dtype}: pass x.float()")
     if x.dim() < 1:
-        raise ValueError(f"x must hold a batch (N, D); got a 0-d tensor: pass x.reshape(1, -1)")
+        raise ValueError("x must hold a batch (N, D); got a 0-d tensor: pass x.reshape(1, -1)")
     if x.numel() == 0:
         raise ValueError(f"x must hold a batch (N, D) with no empty dimension; got shape {tuple(x.shape)}")
     if not torch.isfinite(x).all():
