@@ -156,7 +156,8 @@ def log(self):
     if self.data < 0:
         raise ValueError(f"log needs a value >= 0 (log 0 = -inf), got {self.data:g}")
     out = Value(math.log(self.data) if self.data else -math.inf, (self,), "log")
-    out._backward = lambda: ((self, out.grad * _pow(self.data, -1)),)  # d(log s)/ds = 1/s
+    out._backward = lambda: ((self, out.grad / self.data if self.data  # 1/s as g / s, as torch:
+                              else out.grad * _pow(self.data, -1)),)  # 1e-310 ** -1 overflows
     return out
 
 

@@ -58,13 +58,7 @@ class Tensor:
     def __init__(self, data, requires_grad=False):
         if data is None:  # np.array(None, dtype=float) would be nan
             raise TypeError("Tensor data is None: pass a number or a (nested) list or array of numbers")
-        try:
-            self.data = np.array(data, dtype=np.float64)  # a float64 copy, any shape
-        except (TypeError, ValueError):
-            raise TypeError(
-                "Tensor data must be numbers in a rectangular (nested) list or array, "
-                f"got {type(data).__name__}: {data!r:.60}"
-            ) from None
+        self.data = _float64(data, "Tensor data")  # a float64 copy, any shape
         if not isinstance(requires_grad, bool):  # as torch: not 1, "no" or np.True_
             raise TypeError(f"requires_grad must be True or False, got {requires_grad!r}")
         self.requires_grad = bool(requires_grad)
@@ -88,13 +82,13 @@ class Tensor:
 
     def _send(self, grad):
         """Add one contribution to ``self.grad``: the ``+=`` of every fork."""
-        if not self.requires_grad:
-            return
-        if grad.shape != self.shape:
+        if grad.shape != self.shape:  # checked for a constant too, which drops its gradient
             raise ValueError(
                 f"a gradient of shape {grad.shape} was sent to a tensor of shape {self.shape}: "
                 "the op's backward must sum over broadcast dimensions (unbroadcast)"
             )
+        if not self.requires_grad:
+            return
         if self.grad is None:
             self.grad = np.zeros(self.shape)
         self.grad += grad
@@ -104,8 +98,8 @@ class Tensor:
         """Fill ``.grad`` of every tensor this one depends on with d(self)/d(tensor)
         (times ``grad``, the seed, shaped like ``self``; 1.0 by default for one element)."""
         if not self.requires_grad:
-            raise RuntimeError("backward() from a tensor that does not require grad: "
-                               "no input of its graph has requires_grad=True")
+            raise RuntimeError("backward() from a tensor that does not require grad: no input of "
+                               "its graph has requires_grad=True, or it was computed under no_grad()")
         if grad is None:
             if self.data.size != 1:
                 raise RuntimeError(
@@ -113,7 +107,7 @@ class Tensor:
                     f"pass grad=np.ones({self.shape}) (or reduce to one number first, e.g. .sum())"
                 )
             grad = np.ones(self.shape)
-        grad = np.asarray(grad, dtype=np.float64)
+        grad = _float64(grad, "the seed gradient")
         if grad.shape != self.shape:
             raise ValueError(f"the seed gradient has shape {grad.shape}; it must be {self.shape}")
         order = topological_order(self)  # every input before the tensors made from it
@@ -124,6 +118,22 @@ class Tensor:
         for t in reversed(order):  # each tensor after every tensor that uses it
             if t._inputs and t.grad is not None:
                 t._backward()
+
+
+def _float64(data, what):
+    """``data`` as a new float64 array. Refuses what is not real numbers: float64 would drop
+    the imaginary part of a complex number and parse a string."""
+    try:
+        kind = np.array(data).dtype.kind  # b, i, u, f: bool, integers, floats
+    except (TypeError, ValueError, RuntimeError):  # ragged, or a torch tensor that needs grad
+        kind = None
+    if kind is None or kind not in "biuf" or isinstance(data, Tensor):
+        hint = ("pass its .data" if isinstance(data, Tensor) else "pass t.detach().double().numpy()"
+                if type(data).__module__.startswith("torch") else "pass the real part, np.real(x)"
+                if kind == "c" else "pass a number or a (nested) list or array of numbers")
+        raise TypeError(f"{what} must be real numbers in a rectangular (nested) list or array, "
+                        f"got {type(data).__name__}: {data!r:.60}; {hint}")
+    return np.array(data, dtype=np.float64)
 
 
 def tensor(x):
@@ -191,7 +201,7 @@ def mul(a, b):
 
 @_quiet
 def power(a, c):
-    if isinstance(c, (Tensor, bool)) or not isinstance(c, (int, float)):
+    if isinstance(c, (Tensor, bool)) or not isinstance(c, numbers.Real):  # np.int64 is one
         raise TypeError("only a constant exponent is supported: t ** 2 or t ** -1.0")
     out = a._result(a.data ** c, (a,))
 
@@ -330,8 +340,15 @@ def _relu(a):  # the gradient passes where y > 0 or y is NaN, as torch's (y <= 0
     return out
 
 
+@_quiet
+def _log(a):  # (log x)' = 1/x, applied as grad / x, as torch: grad * (1/x) overflows at 1e-310
+    out = a._result(np.log(a.data), (a,))
+    out._backward = lambda: a._send(out.grad / a.data)
+    return out
+
+
 Tensor.exp = lambda a: _unary(a, np.exp, lambda x, y: y)             # (e^x)' = e^x
-Tensor.log = lambda a: _unary(a, np.log, lambda x, y: 1.0 / x)       # (log x)' = 1/x
+Tensor.log = _log
 Tensor.tanh = lambda a: _unary(a, np.tanh, lambda x, y: 1.0 - y ** 2)  # 1 - tanh^2
 Tensor.relu = _relu
 # --8<-- [end:unary]
@@ -344,7 +361,7 @@ def logsumexp(a, axis, keepdims=False):
     ``axis``: no exp overflows. An infinite max is replaced by 0, as torch does, so a row of
     -inf gives -inf (not -inf - -inf = NaN) and a row holding +inf gives inf; an empty axis
     gives -inf. Backward: g * softmax(a) = g * exp(a - out)."""
-    if not isinstance(axis, int):
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
         raise TypeError("logsumexp reduces over one axis: pass an int")
     (ax,) = _axes(axis, a.ndim)
     m = a.data.max(axis=ax, keepdims=True, initial=-np.inf)
@@ -363,7 +380,9 @@ def logsumexp(a, axis, keepdims=False):
 def cross_entropy(logits, targets):
     """Mean softmax cross-entropy: logits (N, C), integer targets (N,) in [0, C) -> ().
 
-    loss_n = logsumexp(logits_n) - logits_n[targets_n]; backward (softmax - one_hot) / N.
+    loss_n = -log_softmax(logits_n)[targets_n], the log-softmax of the shifted row s = logits - max
+    as s - log(sum(exp(s))), as torch: m + log(sum) - logits would lose the log 2 of a tie at
+    1e17 (the spacing there is 16). Backward: (softmax - one_hot) / N.
     """
     if not isinstance(logits, Tensor):
         raise TypeError(f"logits must be a Tensor (N, C), got {type(logits).__name__}: wrap it, Tensor(x)")
@@ -375,14 +394,13 @@ def cross_entropy(logits, targets):
         raise ValueError(f"targets must be integers of shape ({n},); got {targets.dtype} {targets.shape}")
     if n and (targets.min() < 0 or targets.max() >= c):
         raise ValueError(f"targets must lie in [0, {c}); got {targets.min()}..{targets.max()}")
-    x = logits.data
-    m = x.max(axis=1, keepdims=True, initial=-np.inf)
-    lse = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))        # (N, 1)
+    s = logits.data - logits.data.max(axis=1, keepdims=True, initial=-np.inf)  # (N, C), <= 0
+    logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))          # log-softmax (N, C)
     rows = np.arange(n)
-    out = logits._result((lse[:, 0] - x[rows, targets]).sum() / n, (logits,))  # NaN if N = 0, as torch
+    out = logits._result(-logp[rows, targets].sum() / n, (logits,))  # NaN if N = 0, as torch
 
     def backward():
-        p = np.exp(x - lse)                                              # softmax (N, C)
+        p = np.exp(logp)                                                 # softmax (N, C)
         p[rows, targets] -= 1.0                                          # minus one-hot
         logits._send(out.grad * p / n)
     out._backward = backward
@@ -442,6 +460,8 @@ class SGD:
     def __init__(self, params, lr):
         if hasattr(params, "parameters"):
             raise TypeError("SGD takes the parameters, not the model: pass model.parameters()")
+        if isinstance(params, Tensor):
+            raise TypeError("SGD takes a list of parameters, not one Tensor: pass [x]")
         self.params = list(params)
         if not self.params or not all(isinstance(p, Tensor) and p.requires_grad for p in self.params):
             raise ValueError("SGD needs a non-empty list of Tensors with requires_grad=True")

@@ -540,6 +540,9 @@ def _cases():
         ("tensor_engine", "Tensor", "type", lambda: T("1.0, 2.0"), TypeError, "got str"),
         ("tensor_engine", "Tensor", "type", lambda: T([1.0], requires_grad="no"), TypeError, "requires_grad must be True or False, got 'no'"),
         ("tensor_engine", "Tensor", "shape", lambda: T([[1.0, 2.0], [3.0]]), TypeError, "rectangular"),
+        ("tensor_engine", "Tensor", "type", lambda: T("3"), TypeError, "must be real numbers .*got str: '3'"),
+        ("tensor_engine", "Tensor", "type", lambda: T(np.array([1 + 2j])), TypeError, r"pass the real part, np.real\(x\)"),
+        ("tensor_engine", "Tensor", "type", lambda: (T([1.0], requires_grad=True) * 2).backward(T([1.0])), TypeError, "the seed gradient must be real numbers.*pass its .data"),
         ("tensor_engine", "tensor", "type", lambda: te.tensor({"a": 1}), TypeError, "got dict"),
         ("tensor_engine", "tensor", "shape", lambda: te.tensor([[1.0], [2.0, 3.0]]), TypeError, "rectangular"),
         ("tensor_engine", "broadcast_shape", "type", lambda: te.broadcast_shape("N", (2,)), TypeError, "'str' object cannot be interpreted as an integer"),
@@ -575,6 +578,7 @@ def _cases():
         ("tensor_engine", "MLP", "shape", lambda: te.MLP([32]), ValueError, "sizes lists the input size and at least one layer size"),
         ("tensor_engine", "SGD", "type", lambda: te.SGD(te.MLP([2, 1]), 0.1), TypeError, r"SGD takes the parameters, not the model: pass model.parameters\(\)"),
         ("tensor_engine", "SGD", "shape", lambda: te.SGD([], 0.1), ValueError, "SGD needs a non-empty list of Tensors"),
+        ("tensor_engine", "SGD", "type", lambda: te.SGD(T([1.0], requires_grad=True), 0.1), TypeError, r"not one Tensor: pass \[x\]"),
         ("tensor_engine", "SGD", "nonfinite", lambda: te.SGD(te.MLP([2, 1]).parameters(), NAN), ValueError, "lr must be positive; got nan"),
         # two_layer
         ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(N="4"), TypeError, "sizes must be ints, got N='4'"),

@@ -30,7 +30,7 @@ from snippets import tensor_engine as te
 
 INF, NAN = math.inf, math.nan
 EDGES = [-0.0, 0.0, INF, -INF, NAN]
-RANDOM = [float(v) for v in np.random.default_rng(0).uniform(-3, 3, 6)] + [0.25, 1e-3, 2.0]
+RANDOM = [float(v) for v in np.random.default_rng(0).uniform(-3, 3, 6)] + [0.25, 1e-3, 2.0, 1e-310]  # subnormal
 POINTS = EDGES + RANDOM
 POWERS = [0, 1, 2, 3, -1, -2, 0.5, -0.5, 1.5, 2.5, -1.5]
 DTYPES = [np.float32, np.float64]
@@ -171,6 +171,7 @@ ROWS = np.array([
     [1.0, 1.0, 1.0],        # all tied
     [2.0, 2.0, -1.0],       # tied maximum
     [1000.0, 1000.0, 0.0],  # large, tied
+    [1e17, 1e17, 0.0],      # tied, and log 2 is below the spacing of 1e17
     *np.random.default_rng(2).standard_normal((3, 3)),
 ])
 
@@ -345,3 +346,12 @@ def test_scalar_engine_takes_python_floats_and_refuses_numpy_float32():
     assert se.Value(np.float64(0.5)).data == 0.5  # np.float64 is a Python float
     with pytest.raises(TypeError, match="Value holds an int or float, got float32"):
         se.Value(np.float32(0.5))
+
+
+def test_log_divides_the_gradient_by_x_as_torch_so_a_subnormal_x_does_not_overflow():
+    # grad * (1 / x) overflows at x = 1e-310; grad / x, torch's formula, gives 1e300
+    run_tensor(lambda t: t.log() * 1e-10, lambda t: t.log() * 1e-10, [np.array([1e-310, 0.5])],
+               np.float64, "ones")
+    v = se.Value(1e-310)
+    (v.log() * 1e-10).backward()
+    assert v.grad == pytest.approx(1e300, rel=1e-12)

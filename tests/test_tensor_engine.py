@@ -357,3 +357,24 @@ def test_division_and_mean_round_as_torchs():
     assert (Tensor(x) / 3.0).data.tolist() == (t / 3.0).tolist()
     assert (Tensor([1e-10]) / Tensor([1e-310])).data.tolist() == (torch.tensor([1e-10], dtype=torch.float64) /
                                                                   torch.tensor([1e-310], dtype=torch.float64)).tolist()
+
+
+def test_the_page_states_the_engine_s_length_to_within_ten_lines():
+    import ast
+    import re
+    from pathlib import Path
+
+    source = Path(te.__file__).read_text(encoding="utf-8")
+    lines = source.splitlines()
+    docstrings = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+                getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
+    code = sum(1 for i, line in enumerate(lines, 1)
+               if line.strip() and not line.strip().startswith("#") and i not in docstrings)
+    page = (Path(__file__).parent.parent / "docs/part3/tensor-engine.md").read_text(encoding="utf-8")
+    stated = re.search(r"about (\d+) lines, (\d+) of them code", page)
+    assert stated, "the page no longer states the engine's length"
+    assert abs(len(lines) - int(stated[1])) <= 10 and abs(code - int(stated[2])) <= 10, (len(lines), code)
