@@ -54,8 +54,8 @@ EXPECTED = {
     "maxpool__last_tie": ("backward", "grad_x is wrong on case 3 of 6 (seed 1): ties"),
     "maxpool__split_tie": ("backward", "grad_x is wrong on case 3 of 6 (seed 1): ties"),
     "softmax_ce__global_max_shift": ("stability", "grad_logits is wrong on case 1 of 1 (seed 1)"),
-    "custom_op__sigmoid_only": ("backward", "grad_x is wrong on case 1 of 6"),
-    "custom_op__grad_a_not_summed": ("backward", "grad_a on case 1 of 6"),
+    "custom_op__sigmoid_only": ("backward", "grad_x is wrong on case 1 of 8"),
+    "custom_op__grad_a_not_summed": ("backward", "grad_a on case 1 of 8"),
     "custom_op__numpy": ("opcheck", "torch.library.opcheck failed with your backward registered"),
 }
 
@@ -127,10 +127,13 @@ def test_hints_are_earned_one_failed_check_at_a_time(tmp_path, capsys):
     levels = get_task("layernorm").HINTS["grad_x"]
     assert main(["check", "layernorm", "--starter", "--seed", "0", "--hint", "3"]) == 1
     out = capsys.readouterr().out
-    assert "hint  locked: no failed check of your code for layernorm is recorded in .workshop/ yet" in out
+    assert "hint  locked: no failed check of your code on grad_x of layernorm is recorded in .workshop/ yet" in out
     assert not any(level in out for level in levels)
     mine = tmp_path / "mine.py"
-    mine.write_text(starter_path("layernorm").read_text(encoding="utf-8"))
+    mine.write_text(starter_path("layernorm").read_text(encoding="utf-8") + "\n# a copy with a comment\n")
+    assert main(["check", "layernorm", str(mine), "--seed", "0"]) == 1  # the starter's code: no hint earned
+    assert failures("layernorm") == 0
+    mine.write_text((WRONG / "layernorm__no_mean_term.py").read_text(encoding="utf-8"))
     for n in range(1, 6):
         assert main(["check", "layernorm", str(mine), "--seed", "0", "--hint", "4"]) == 1
         out = capsys.readouterr().out
@@ -147,6 +150,19 @@ def test_hints_are_earned_one_failed_check_at_a_time(tmp_path, capsys):
     main(["check", "linear", "--starter", "--seed", "0"])
     main(["check", "linear", "--seed", "0"])
     assert failures("linear") == 0
+
+
+def test_each_gradient_climbs_its_own_hints_and_an_exception_unlocks_none(tmp_path):
+    # three failures elsewhere must not hand over grad_x's formula at its first failure
+    raises = tmp_path / "raises.py"
+    raises.write_text("def backward(grad_y, x, weight, bias):\n    raise ValueError('not yet')\n")
+    for _ in range(3):
+        assert "raised ValueError" in str(check("layernorm", file=raises, seed=1, record=tmp_path))
+    assert failures("layernorm", tmp_path) == 0
+    check("layernorm", file=WRONG / "layernorm__weight_not_summed.py", seed=1, record=tmp_path)
+    report = str(check("layernorm", file=WRONG / "layernorm__no_mean_term.py", seed=1, hint=4, record=tmp_path))
+    assert failures("layernorm", tmp_path, "grad_weight") == 1 and failures("layernorm", tmp_path, "grad_x") == 1
+    assert "hint  1 of 4 on grad_x" in report and "hint 2 unlocks after your next failed check" in report
 
 
 def test_workshop_record_names_the_folder_of_the_record(tmp_path, monkeypatch, capsys):

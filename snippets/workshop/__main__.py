@@ -4,16 +4,22 @@ Exit status: 0 when every check passes (this process's verdict, after comparing)
 fails (or the code is refused, or ends its process before sending its results back), 2 when
 nothing could be checked: an unknown task, a FILE that does not exist, exits or raises when
 it is run, or defines no ``backward`` of its own (none, or the reference solution's, imported);
-and a ``--seed`` outside torch's range of seeds. Each failed check of FILE is recorded in
-``--record`` (by default the folder $WORKSHOP_RECORD names, else ``.workshop/`` of the current
-directory) and unlocks the next hint.
+and a ``--seed`` outside torch's range of seeds. Each check of FILE that fails on a gradient's
+value is recorded in ``--record`` (by default the folder $WORKSHOP_RECORD names, else
+``.workshop/`` of the current directory) and unlocks that gradient's next hint.
 """
 
 import argparse
+import os
 import sys
 
-from snippets._cli import seed
-from snippets.workshop.check import RECORD, LoadError, check, get_task, starter_path, tasks
+# python -m put the current folder first on sys.path: a file of yours named like a module torch
+# imports (typing_extensions.py) would be imported by the process that judges. The snippets
+# package is imported already.
+sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+
+from snippets._cli import seed  # noqa: E402 - after the path is cleaned
+from snippets.workshop.check import RECORD, LoadError, check, get_task, starter_path, tasks  # noqa: E402
 
 
 def parser():

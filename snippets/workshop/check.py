@@ -32,7 +32,8 @@ requires grad (the only way to a ``grad_fn`` node), calls a backward op of aten
 writes in place into ``grad_out`` or an input (values, storage, shape and strides compared
 before and after). An exception in it (``sys.exit`` included) is a failed check that names
 the case and shows its traceback. What the checker cannot catch: an answer copied from
-somewhere (the reference's code pasted under another name is a right answer to it), and code
+somewhere (the reference's code pasted under another name is a right answer to it), a
+gradient computed numerically from the forward (central differences in float64 pass), and code
 that switches off the child's watch from inside (its profile hook or torch-function mode) or
 computes in another thread or process.
 
@@ -40,13 +41,15 @@ Every comparison is NaN-safe: an entry is wrong unless ``|got - want| <= atol + 
 A failure names the check, the gradient, the case (shapes, dtype, layout, seed), the first
 wrong entry, the largest errors; its advice comes from what failed (a precision-sized error, a
 NaN and where, a signature, a shape); it never shows the formula. Hints are earned: each
-failed check of the reader's code for a task is recorded in ``record`` (by default the folder
-$WORKSHOP_RECORD names, else ``.workshop/`` of the current directory) and unlocks the next of
-the task's four levels (where to look, the structure of the answer, a check by hand, the
-formula); ``hint=n`` shows the highest unlocked level up to n. ``check`` returns a
+check of the reader's code that fails on a gradient's value (or another check with hints) is
+recorded in ``record`` (by default the folder $WORKSHOP_RECORD names, else ``.workshop/`` of
+the current directory) and unlocks the next of that gradient's four levels (where to look, the
+structure of the answer, a check by hand, the formula); an exception or a refusal unlocks
+nothing; ``hint=n`` shows the highest unlocked level up to n. ``check`` returns a
 ``Report``: ``report.passed`` and ``str(report)``.
 """
 
+import ast
 import builtins
 import importlib
 import importlib.machinery
@@ -294,6 +297,9 @@ class _Watch(TorchFunctionMode):
 _TORCH_FORMULAS = tuple(str(Path(torch.__file__).parent / d) + "/" for d in ("_decomp", "_refs"))
 
 
+_DUAL = ("_make_dual", "_unpack_dual", "_enter_dual_level")  # forward-mode AD without forward_ad
+
+
 class _Guard:
     """While the reader's code runs: refuse autograd, aten's backward ops (and torch's Python
     versions of them) and calls into the reference solution (the book's code in ``files``,
@@ -330,6 +336,8 @@ class _Guard:
                 self.refuse(f"{code.co_name} of {Path(code.co_filename).stem} (the book's reference solution)")
         elif event == "c_call" and "backward" in getattr(arg, "__name__", ""):
             self.refuse(f"{arg.__name__} (a backward op of aten)")
+        elif event == "c_call" and getattr(arg, "__name__", "") in _DUAL:  # what forward_ad wraps
+            self.refuse(f"torch.{arg.__name__} (forward-mode autograd)")
 
     def __enter__(self):
         self.mode = _Watch(self)
@@ -425,6 +433,17 @@ def _finite(result):
     return all(bool(torch.isfinite(t).all()) for t in items if isinstance(t, torch.Tensor) and t.is_floating_point())
 
 
+def plain(value):
+    """``value`` as torch.load(weights_only=True) reads it back: tensors (detached, plain,
+    copied), tuples and lists of them; any other object becomes {"opaque": its type's name}."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().as_subclass(torch.Tensor).clone() if value.layout == torch.strided else \
+            {"opaque": f"{value.layout} tensor"}
+    if isinstance(value, (tuple, list)):
+        return type(value)(plain(v) for v in value)
+    return {"opaque": type(value).__name__}
+
+
 def compute(task, forward, backward, groups, own_forward, reference=False, extra=True):
     """What the reader's code gives on the cases ``groups`` (from draw()): {stage: [entry]}, an
     entry ("ok", result, note) or ("fail", what, key, kind). Each stage stops at its first
@@ -454,7 +473,7 @@ def compute(task, forward, backward, groups, own_forward, reference=False, extra
                 again = _run_one(fn, tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in args),
                                  what, label, files, names, None)
                 note = "contiguous-finite" if _finite(again) else None
-            entries.append(("ok", result, note))
+            entries.append(("ok", plain(result), note))  # a copy: code run later cannot change it
         return True
 
     fwd = (lambda inputs, g: inputs)
@@ -711,7 +730,8 @@ def _server():
     global _SERVER
     if _SERVER is None or _SERVER.poll() is not None:
         root = str(HERE.parent.parent.parent)  # the folder that holds the snippets package
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
+               "PYTHONSAFEPATH": "1"}  # not the current folder first on sys.path: the reader's files are there
         _PENDING.clear()
         _SERVER = subprocess.Popen([sys.executable, "-m", "snippets.workshop._reader"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, text=True, env=env)
@@ -809,27 +829,32 @@ ADVICE = {  # what to do, by the kind of failure: no formula
 UNHINTED = ("type", "dtype", "signature", "raised", "inplace", "refused", "exited")  # advice enough
 
 
-def failures(task, record=RECORD):
-    """How many failed checks of the reader's code for ``task`` the folder ``record`` holds
-    (by default: default_record())."""
-    path = Path(default_record() if record is RECORD else record) / "failures.json"
-    try:
-        return int(json.loads(path.read_text(encoding="utf-8")).get(task, 0))
-    except (OSError, ValueError, AttributeError):
-        return 0
-
-
-def _record_failure(task, record):
-    path = Path(record) / "failures.json"
+def _recorded(path):
+    """{task: {key: failures}} of the record file ``path``; what is not that shape counts as none."""
     try:
         seen = json.loads(path.read_text(encoding="utf-8"))
-        seen = seen if isinstance(seen, dict) else {}
     except (OSError, ValueError):
-        seen = {}
-    seen[task] = int(seen.get(task, 0)) + 1
+        return {}
+    return {task: {k: n for k, n in keys.items() if isinstance(n, int)} for task, keys in seen.items()
+            if isinstance(keys, dict)} if isinstance(seen, dict) else {}
+
+
+def failures(task, record=RECORD, key=None):
+    """How many failed checks of the reader's code the folder ``record`` holds (by default:
+    default_record()) on the gradient (or check) ``key`` of ``task``, or on all of the task's.
+    Only a failure that has hints is recorded: a wrong value, not an exception or a refusal."""
+    seen = _recorded(Path(default_record() if record is RECORD else record) / "failures.json").get(task, {})
+    return seen.get(key, 0) if key is not None else sum(seen.values())
+
+
+def _record_failure(task, key, record):
+    path = Path(record) / "failures.json"
+    seen = _recorded(path)
+    keys = seen.setdefault(task, {})
+    keys[key] = keys.get(key, 0) + 1
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return seen[task]
+    return keys[key]
 
 
 def _hint_lines(task, exc, hint, how, unlocked, where):
@@ -845,7 +870,7 @@ def _hint_lines(task, exc, hint, how, unlocked, where):
         return lines
     n = min(hint, unlocked, len(levels))
     if n == 0:
-        lines.append(("hint", f"locked: no failed check of your code for {task.NAME} is recorded{where} yet; "
+        lines.append(("hint", f"locked: no failed check of your code on {exc.key} of {task.NAME} is recorded{where} yet; "
                               "each one unlocks the next hint (the starter and the reference do not count)"))
         return lines
     name = LEVELS[n - 1] if len(levels) == len(LEVELS) else f"level {n}"
@@ -941,7 +966,7 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
         if not Path(file).is_file():
             raise FileNotFoundError(f"no such file: {file}")
         request = {"file": str(file)}
-        counts = Path(file).resolve() != starter_path(mod.NAME).resolve()
+        counts = _code_of(file) != _code_of(starter_path(mod.NAME))  # a copy of the starter earns nothing
     elif reference:
         request, counts = {"reference": True}, False
     else:
@@ -963,11 +988,22 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     else:
         exc = judge(mod, groups, results, report, own_forward)
     if exc is not None:
-        unlocked = _record_failure(mod.NAME, record) if counts and record is not None else (
-            failures(mod.NAME, record) if record is not None else 0)
+        hinted = exc.kind not in UNHINTED and exc.key in mod.HINTS  # each key climbs its own hints
+        unlocked = 0 if record is None or not hinted else (
+            _record_failure(mod.NAME, exc.key, record) if counts else failures(mod.NAME, record, exc.key))
         for prefix, text in _hint_lines(mod, exc, hint, how, unlocked, where):
             report.note(prefix, text)
     return report
+
+
+def _code_of(path):
+    """The code in the file ``path``, without its comments and layout (its syntax tree), or its
+    text when it does not parse."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    try:
+        return ast.dump(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return text
 
 
 def load(path, mod):

@@ -57,9 +57,9 @@ def register(op, backward):
 def backward(grad_y, x, a):
     D = a.shape[0]
     s = torch.sigmoid(a * x)                        # (..., D), in [0, 1] for any a * x
-    ds = s * (1 - s)                                # (..., D), d sigmoid(z)/dz: no exp to overflow
-    grad_x = grad_y * (s + a * x * ds)              # product rule: x * s(a x)
-    grad_a = (grad_y * x * x * ds).reshape(-1, D).sum(dim=0)  # (D,): a was broadcast over the rows
+    xds = x * (s * (1 - s))                         # (..., D), x * d sigmoid(z)/dz: no exp, and
+    grad_x = grad_y * (s + a * xds)                 # no a * x or x * x to overflow in float16
+    grad_a = (grad_y * x * xds).reshape(-1, D).sum(dim=0)  # (D,): a was broadcast over the rows
     return grad_x, grad_a
 # --8<-- [end:backward]
 
@@ -78,15 +78,18 @@ DIFF = (0, 1)
 
 def cases(gen, dtype):
     """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, a))]; slopes of both
-    signs, one of them 0 (y = x / 2 there)."""
-    out = []
-    for lead in ((size(gen, 2, 7),), (1,), (size(gen, 2, 3), size(gen, 2, 4))):
-        D = size(gen, 2, 6)
+    signs, one of them 0 (y = x / 2 there); an x of 0 in each (a y / x is NaN there); a 1-D x
+    (sum(dim=()) sums every dimension) and a D of 1 (squeeze() makes grad_a 0-d)."""
+    def case(lead, D):
         x = 2 * torch.randn(*lead, D, generator=gen, dtype=dtype)
+        x.view(-1)[-1] = 0.0
         a = torch.randn(D, generator=gen, dtype=dtype)
-        a[0] = 0.0
-        out.append((f"x {_fmt((*lead, D))}, a ({D},)", (x, a)))
-    return out
+        if D > 1:
+            a[0] = 0.0
+        return f"x {_fmt((*lead, D))}, a ({D},)", (x, a)
+
+    out = [case(lead, size(gen, 2, 6)) for lead in ((size(gen, 2, 7),), (), (size(gen, 2, 3), size(gen, 2, 4)))]
+    return out + [case((size(gen, 2, 4),), 1)]
 
 
 def stable_cases(gen):
