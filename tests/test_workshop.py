@@ -684,3 +684,42 @@ def test_code_that_never_returns_fails_and_the_next_check_still_runs(tmp_path, m
     report = check("linear", file=path, seed=1)
     assert not report.passed and "FAIL  run: your code did not finish in 2 s: nothing was checked" in str(report)
     assert check("linear", get_task("linear").backward, seed=1).passed
+
+
+def test_forward_mode_through_make_dual_is_refused(tmp_path):
+    dual = tmp_path / "dual.py"
+    dual.write_text("import torch\n\n\ndef backward(grad_y, x):\n"
+                    "    torch._make_dual(x, x, level=torch._C._enter_dual_level())\n"
+                    "    return (torch.zeros_like(x),)\n")
+    report = str(check("maxpool", file=dual, seed=1, record=None))
+    assert "(forward-mode autograd)" in report and "all checks passed" not in report
+
+
+def test_a_result_cannot_be_rewritten_by_the_unwatched_opcheck_call(tmp_path):
+    # zeros while watched, filled with autograd's gradients later, when opcheck calls backward
+    trick = tmp_path / "trick.py"
+    trick.write_text(textwrap.dedent("""
+        import sys
+
+        import torch
+
+        _seen = []
+
+
+        def backward(grad_y, x, a):
+            grad_x, grad_a = torch.zeros_like(x), torch.zeros_like(a)
+            if sys.getprofile() is not None:
+                _seen.append((grad_y, x, a, grad_x, grad_a))
+                return grad_x, grad_a
+            while _seen and type(grad_y) is torch.Tensor:
+                g, x0, a0, gx, ga = _seen.pop()
+                with torch.enable_grad():
+                    xx = x0.detach().clone().requires_grad_()
+                    aa = a0.detach().clone().requires_grad_()
+                    dx, da = torch.autograd.grad(xx * torch.sigmoid(aa * xx), (xx, aa), g)
+                gx.copy_(dx)
+                ga.copy_(da)
+            return grad_x, grad_a
+    """))
+    report = str(check("custom_op", file=trick, seed=1, record=None))
+    assert "FAIL  backward: grad_x is wrong on case 1" in report and "all checks passed" not in report
