@@ -8,7 +8,7 @@ stops at the first failure:
 
     forward    the output against torch's, on every case
     backward   each gradient against torch autograd's, with a random upstream gradient
-    stability  (softmax_ce, logsumexp, custom_op) float32 inputs of size 1e3: finite, equal to torch's
+    stability  (softmax_ce, logsumexp, custom_op, layernorm) float32 inputs of size 1e3: finite, equal to torch's
     ...        a task's EXTRA_CHECKS, ((name, fn),): fn(backward) runs where the reader's code
                runs, unguarded, and returns the ok line's text or raises Mismatch
 

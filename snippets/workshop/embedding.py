@@ -42,11 +42,12 @@ DIFF = (1,)
 
 def cases(gen, dtype):
     """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (indices, weight))]; the
-    second has more indices than rows, so some index repeats."""
+    second has more indices than rows, so some index repeats, and three dimensions; the batch
+    of one is a 0-d index."""
     out = []
     for shape, V, what in (((size(gen, 2, 6),), size(gen, 6, 9), ""),
-                           ((size(gen, 2, 3), size(gen, 4, 6)), size(gen, 2, 3), "repeated "),
-                           ((1,), size(gen, 2, 5), "batch 1: ")):
+                           ((size(gen, 2, 3), 1, size(gen, 4, 6)), size(gen, 2, 3), "repeated "),
+                           ((), size(gen, 2, 5), "batch 1: ")):
         D = size(gen, 2, 5)
         indices = torch.randint(0, V, shape, generator=gen)
         out.append((f"{what}indices {_fmt(shape)}, weight ({V}, {D})",

@@ -51,15 +51,25 @@ DIFF = (0, 1, 2)
 
 def cases(gen, dtype):
     """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, weight, bias))]; rows
-    of at least 3 entries (with 2, xhat is +-1 and grad_x is rounding noise in float32)."""
+    of at least 3 entries (with 2, xhat is +-1 and grad_x is rounding noise in float32); the
+    batch of one is a 1-D x (sum(dim=()) sums every dimension)."""
     out = []
-    for shape in ((size(gen, 2, 7), size(gen, 3, 9)), (1, size(gen, 3, 9)),
+    for shape in ((size(gen, 2, 7), size(gen, 3, 9)), (size(gen, 3, 9),),
                   (size(gen, 2, 3), size(gen, 2, 4), size(gen, 3, 5))):
         x = 2 * torch.randn(shape, generator=gen, dtype=dtype) + 1
         weight = torch.randn(shape[-1], generator=gen, dtype=dtype)
         bias = torch.randn(shape[-1], generator=gen, dtype=dtype)
         out.append((f"x {_fmt(shape)}", (x, weight, bias)))
     return out
+
+
+def stable_cases(gen):
+    """float32 rows whose mean, 1e3, is large next to their spread, 1: the variance as
+    E[x^2] - E[x]^2 loses every digit there: [(label, (x, weight, bias))]."""
+    shape = (size(gen, 2, 5), size(gen, 3, 9))
+    x = 1000 + torch.randn(shape, generator=gen)
+    weight, bias = torch.randn(shape[-1], generator=gen), torch.randn(shape[-1], generator=gen)
+    return [(f"x {_fmt(shape)} of size 1e3, rows of spread 1", (x, weight, bias))]
 
 
 def torch_forward(x, weight, bias):
@@ -82,6 +92,12 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
         "grad_x = rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the last dimension, "
         "rstd = 1 / sqrt(var + eps)",
     ],
+    "stability": ["the variance: which way of computing it keeps its digits when the mean is large next to "
+                  "the spread?",
+                  "subtract the row mean first, then square: a float32 x of 1e3 squared keeps only about 4 "
+                  "digits after the point, and E[x^2] - E[x]^2 subtracts two such numbers",
+                  "x = [10000, 10001, 10002] in float32 has variance 2/3; E[x^2] - E[x]^2 gives 0 there",
+                  "var = mean((x - mean) ** 2) over the last dimension, biased, then rstd = 1 / sqrt(var + eps)"],
     "grad_weight": ["weight (D,) is used by every row: its gradient collects from all of them",
                     "dy/dweight is xhat, entry by entry, summed over the rows",
                     "with one row, grad_weight is grad_y * xhat of that row",

@@ -43,9 +43,10 @@ DIFF = (0, 1, 2)
 
 def cases(gen, dtype):
     """The cases of one run in ``dtype``, drawn with ``gen``: [(label, (x, W, b))]; D_out differs
-    from D_in, so a transposed gradient has the wrong shape."""
+    from D_in, so a transposed gradient has the wrong shape; the batch of one is a 1-D x, with no
+    leading dimension to sum over (sum(dim=()) sums every dimension)."""
     out = []
-    for lead in ((size(gen, 2, 7),), (1,), (size(gen, 2, 3), size(gen, 2, 4))):
+    for lead in ((size(gen, 2, 7),), (), (size(gen, 2, 3), size(gen, 2, 4))):
         D_in = size(gen, 2, 6)
         D_out = D_in + size(gen, 1, 3)
         x = torch.randn(*lead, D_in, generator=gen, dtype=dtype)

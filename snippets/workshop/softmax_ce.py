@@ -56,15 +56,17 @@ def cases(gen, dtype):
 
 def stable_cases(gen):
     """float32 logits of size 1e3, where exp overflows, and one row whose maximum is 3000 below
-    the other rows' (shifted by anything but its own maximum, its every exp underflows to 0):
+    the other rows' (shifted by the maximum of all the logits, its every exp underflows to 0):
     [(label, (logits, target))]."""
     N, C = size(gen, 2, 9), size(gen, 2, 11)
     logits = 1000 * torch.randn(N, C, generator=gen)
     low = size(gen, 0, N - 1)
     others = torch.cat([logits[:low], logits[low + 1:]]).max()
     logits[low] += others - 3000 - logits[low].max()        # its maximum: the others' minus 3000
-    return [(f"logits ({N}, {C}) of size 1e3, row {low} 3000 below the others",
-             (logits, torch.randint(0, C, (N,), generator=gen)))]
+    target = torch.randint(0, C, (N,), generator=gen)
+    target[low] = int(logits[low].argmin())                 # 1000 below its row's maximum: a
+    logits[low, target[low]] = logits[low].max() - 1000     # shift by the target's logit overflows
+    return [(f"logits ({N}, {C}) of size 1e3, row {low} 3000 below the others", (logits, target))]
 
 
 def torch_forward(logits, target):
