@@ -12,6 +12,7 @@ and ``train_torch`` trains them as ``train`` trains the MLP.
 import torch
 
 # --8<-- [start:mlp]
+import numbers
 import random
 
 from snippets.scalar_engine import Value
@@ -21,6 +22,8 @@ class MLP:
     """sizes[0] inputs -> tanh layers -> sizes[-1] linear outputs, every weight a Value."""
 
     def __init__(self, sizes, seed=0):
+        if not isinstance(sizes, (tuple, list)):  # MLP(3) would fail at len()
+            raise TypeError(f"sizes must be a tuple of layer sizes, e.g. (2, 3, 1); got {sizes!r}")
         if len(sizes) < 2 or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
             raise ValueError(f"sizes must be two or more positive ints, e.g. (2, 3, 1); got {sizes!r}")
         rng = random.Random(seed)
@@ -62,6 +65,9 @@ def to_torch(mlp):
 def _check_data(X, T, n_in, n_out):
     if not len(X) or len(X) != len(T):
         raise ValueError(f"need as many inputs as targets, at least one; got {len(X)} and {len(T)}")
+    if any(not isinstance(v, (tuple, list)) for v in (*X, *T)):
+        raise TypeError(f"each input and each target is a list of numbers, e.g. X=[[0.5] * {n_in}], "
+                        f"T=[[1.0] * {n_out}]")
     if any(len(x) != n_in for x in X) or any(len(t) != n_out for t in T):
         raise ValueError(f"each input needs {n_in} numbers and each target {n_out}")
 
@@ -69,8 +75,9 @@ def _check_data(X, T, n_in, n_out):
 def _check_steps(steps, lr):
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"steps must be an int >= 0, got {steps!r}")
-    if isinstance(lr, bool) or not (isinstance(lr, (int, float)) and 0 < lr < float("inf")):
+    if isinstance(lr, bool) or not (isinstance(lr, numbers.Real) and 0 < lr < float("inf")):  # np.float32 too
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
+    return float(lr)  # a Python float: a Value holds one
 
 
 def train(mlp, X, T, steps, lr):
@@ -78,7 +85,7 @@ def train(mlp, X, T, steps, lr):
 
     X: N inputs of ``sizes[0]`` numbers; T: N targets of ``sizes[-1]`` numbers."""
     _check_data(X, T, mlp.sizes[0], mlp.sizes[-1])
-    _check_steps(steps, lr)
+    lr = _check_steps(steps, lr)
     losses = []
     for _ in range(steps):
         errors = [(y - t) ** 2 for x, target in zip(X, T) for y, t in zip(mlp(x), target)]
@@ -97,7 +104,7 @@ def train_torch(params, X, T, steps, lr):
     if not isinstance(params, list) or not params or not all(isinstance(p, tuple) and len(p) == 2 for p in params):
         raise TypeError(f"params must be the list of (W, b) pairs that to_torch(mlp) returns, got {type(params).__name__}")
     _check_data(X, T, params[0][0].shape[1], params[-1][0].shape[0])
-    _check_steps(steps, lr)
+    lr = _check_steps(steps, lr)
     X = torch.tensor(X, dtype=torch.float64)  # (N, in)
     T = torch.tensor(T, dtype=torch.float64)  # (N, out)
     losses = []

@@ -68,3 +68,11 @@ def test_bad_inputs_are_rejected():
         train(mlp, X, T, steps=1.5, lr=0.1)
     with pytest.raises(TypeError, match="expected an MLP"):
         to_torch([1.0])
+
+
+def test_train_takes_a_numpy_learning_rate():
+    import numpy as np
+
+    mlp = MLP((1, 1))
+    losses = train(mlp, [[1.0]], [[0.0]], 2, np.float32(0.1))  # refused as not a number before
+    assert len(losses) == 2 and losses[1] < losses[0]
