@@ -805,7 +805,7 @@ def _exempt():
                  "custom_op"):
         add(f"workshop.{task}", "forward backward", "type shape nonfinite", REFERENCE)
         add(f"workshop.{task}", "cases", "type shape nonfinite", TASK_CASES)
-        if task in ("logsumexp", "softmax_ce", "custom_op"):
+        if task in ("logsumexp", "softmax_ce", "custom_op", "layernorm"):
             add(f"workshop.{task}", "stable_cases", "type shape nonfinite", TASK_CASES)
         add(f"workshop.{task}", "torch_forward", "nonfinite", TORCH_LAYER)
     for task in ("batchnorm", "layernorm"):

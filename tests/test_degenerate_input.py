@@ -637,7 +637,7 @@ def _exempt():
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce",
                  "custom_op"):
         add(f"workshop.{task}", "cases", CASES)
-        if task in ("logsumexp", "softmax_ce", "custom_op"):
+        if task in ("logsumexp", "softmax_ce", "custom_op", "layernorm"):
             add(f"workshop.{task}", "stable_cases", CASES)
         add(f"workshop.{task}", "torch_forward", TORCH_LAYER)
         if task not in ("logsumexp", "softmax_ce", "maxpool"):

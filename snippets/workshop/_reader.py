@@ -53,7 +53,7 @@ def serve(ask, answer, printed):
         results = {"load": ("load", str(exc))}
     else:
         raw = checker.compute(task, forward or task.forward, backward, request["groups"], forward is not None, reference)
-        results = dict(raw)  # compute copied each result as it came (checker.plain)
+        results = dict(raw)  # compute copied each result as it came (checker._plain)
         for name, _ in getattr(task, "EXTRA_CHECKS", ()):  # an extra check's ok line is text
             if name in raw and raw[name][0][0] == "ok":
                 results[name] = [("ok", str(raw[name][0][1]), None)]

@@ -433,14 +433,14 @@ def _finite(result):
     return all(bool(torch.isfinite(t).all()) for t in items if isinstance(t, torch.Tensor) and t.is_floating_point())
 
 
-def plain(value):
+def _plain(value):
     """``value`` as torch.load(weights_only=True) reads it back: tensors (detached, plain,
     copied), tuples and lists of them; any other object becomes {"opaque": its type's name}."""
     if isinstance(value, torch.Tensor):
         return value.detach().as_subclass(torch.Tensor).clone() if value.layout == torch.strided else \
             {"opaque": f"{value.layout} tensor"}
     if isinstance(value, (tuple, list)):
-        return type(value)(plain(v) for v in value)
+        return type(value)(_plain(v) for v in value)
     return {"opaque": type(value).__name__}
 
 
@@ -473,7 +473,7 @@ def compute(task, forward, backward, groups, own_forward, reference=False, extra
                 again = _run_one(fn, tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in args),
                                  what, label, files, names, None)
                 note = "contiguous-finite" if _finite(again) else None
-            entries.append(("ok", plain(result), note))  # a copy: code run later cannot change it
+            entries.append(("ok", _plain(result), note))  # a copy: code run later cannot change it
         return True
 
     fwd = (lambda inputs, g: inputs)
