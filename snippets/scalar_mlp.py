@@ -65,8 +65,8 @@ def to_torch(mlp):
 def _check_data(X, T, n_in, n_out):
     if not len(X) or len(X) != len(T):
         raise ValueError(f"need as many inputs as targets, at least one; got {len(X)} and {len(T)}")
-    if any(not isinstance(v, (tuple, list)) for v in (*X, *T)):
-        raise TypeError(f"each input and each target is a list of numbers, e.g. X=[[0.5] * {n_in}], "
+    if any(isinstance(v, (str, bytes)) or not hasattr(v, "__len__") for v in (*X, *T)):  # a bare number
+        raise TypeError(f"each input and each target is a sequence of numbers, e.g. X=[[0.5] * {n_in}], "
                         f"T=[[1.0] * {n_out}]")
     if any(len(x) != n_in for x in X) or any(len(t) != n_out for t in T):
         raise ValueError(f"each input needs {n_in} numbers and each target {n_out}")

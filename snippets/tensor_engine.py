@@ -125,12 +125,15 @@ def _float64(data, what):
     the imaginary part of a complex number and parse a string."""
     try:
         kind = np.array(data).dtype.kind  # b, i, u, f: bool, integers, floats
+        if kind == "O" and not isinstance(data, Tensor):  # an int past int64, a Fraction
+            kind = np.array(data, dtype=np.float64).dtype.kind
     except (TypeError, ValueError, RuntimeError):  # ragged, or a torch tensor that needs grad
         kind = None
     if kind is None or kind not in "biuf" or isinstance(data, Tensor):
-        hint = ("pass its .data" if isinstance(data, Tensor) else "pass t.detach().double().numpy()"
-                if type(data).__module__.startswith("torch") else "pass the real part, np.real(x)"
-                if kind == "c" else "pass a number or a (nested) list or array of numbers")
+        hint = ("pass its .data" if isinstance(data, Tensor) else "pass the real part, np.real(x) or t.real"
+                if kind == "c" else "pass t.detach().double().numpy()"
+                if type(data).__module__.startswith("torch") else
+                "pass a number or a (nested) list or array of numbers")
         raise TypeError(f"{what} must be real numbers in a rectangular (nested) list or array, "
                         f"got {type(data).__name__}: {data!r:.60}; {hint}")
     return np.array(data, dtype=np.float64)
@@ -203,6 +206,7 @@ def mul(a, b):
 def power(a, c):
     if isinstance(c, (Tensor, bool)) or not isinstance(c, numbers.Real):  # np.int64 is one
         raise TypeError("only a constant exponent is supported: t ** 2 or t ** -1.0")
+    c = float(c)  # np.int64 or a Fraction, as NumPy would take it
     out = a._result(a.data ** c, (a,))
 
     def backward():  # d(a ** c)/da = c * a ** (c - 1); for c = 0 exactly 0 (not 0 * 0 ** -1 = NaN)

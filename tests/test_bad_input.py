@@ -526,7 +526,7 @@ def _cases():
         ("scalar_mlp", "MLP", "type", lambda: call("scalar_mlp", "MLP")((2, "3", 1)), ValueError, "sizes must be two or more positive ints"),
         ("scalar_mlp", "MLP", "shape", lambda: call("scalar_mlp", "MLP")((2,)), ValueError, "sizes must be two or more positive ints"),
         ("scalar_mlp", "MLP", "type", lambda: call("scalar_mlp", "MLP")(3), TypeError, r"sizes must be a tuple of layer sizes, e.g. \(2, 3, 1\); got 3"),
-        ("scalar_mlp", "train", "type", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [1.0], 1, 0.1), TypeError, r"each input and each target is a list of numbers, e.g. X=\[\[0.5\] \* 1\], T=\[\[1.0\] \* 1\]"),
+        ("scalar_mlp", "train", "type", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [1.0], 1, 0.1), TypeError, r"each input and each target is a sequence of numbers, e.g. X=\[\[0.5\] \* 1\], T=\[\[1.0\] \* 1\]"),
         ("scalar_mlp", "to_torch", "type", lambda: call("scalar_mlp", "to_torch")(linear()), TypeError, "expected an MLP, got Linear"),
         ("scalar_mlp", "train", "type", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((1, 1)), [[1.0]], [[1.0]], "3", 0.1), ValueError, "steps must be an int >= 0, got '3'"),
         ("scalar_mlp", "train", "shape", lambda: call("scalar_mlp", "train")(call("scalar_mlp", "MLP")((2, 1)), [[1.0]], [[1.0]], 1, 0.1), ValueError, "each input needs 2 numbers"),

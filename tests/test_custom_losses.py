@@ -133,6 +133,19 @@ def test_cross_entropy_is_finite_at_large_logits():
     assert torch.isfinite(loss) and torch.isfinite(logits.grad).all()
 
 
+@pytest.mark.parametrize("fn", [SoftmaxCrossEntropy, StoredSoftmaxCrossEntropy])
+def test_cross_entropy_keeps_the_log_2_of_a_tie_at_1e17(fn):
+    # lse - logit rounds m + log 2 to m there (float64's spacing at 1e17 is 16): a loss of 0
+    logits = torch.tensor([[1e17, 1e17, 0.0]], dtype=torch.float64, requires_grad=True)
+    target = torch.tensor([0])
+    loss = fn.apply(logits, target)
+    loss.backward()
+    reference = logits.detach().clone().requires_grad_()
+    F.cross_entropy(reference, target).backward()
+    torch.testing.assert_close(loss.detach(), torch.tensor(0.5, dtype=torch.float64).log().neg())
+    torch.testing.assert_close(logits.grad, reference.grad)
+
+
 def test_stored_variant_agrees_to_first_order_and_fails_gradgradcheck():
     logits = randn64(4, 3)
     fn = lambda t: StoredSoftmaxCrossEntropy.apply(t, TARGET)  # noqa: E731

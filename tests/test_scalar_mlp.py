@@ -76,3 +76,12 @@ def test_train_takes_a_numpy_learning_rate():
     mlp = MLP((1, 1))
     losses = train(mlp, [[1.0]], [[0.0]], 2, np.float32(0.1))  # refused as not a number before
     assert len(losses) == 2 and losses[1] < losses[0]
+
+
+def test_train_takes_numpy_rows():
+    import numpy as np
+
+    rows = dict(X=[[0.5, -0.5], [1.0, 0.0]], T=[[1.0], [0.0]])
+    lists = train(MLP((2, 2, 1)), rows["X"], rows["T"], 2, 0.1)
+    arrays = train(MLP((2, 2, 1)), np.array(rows["X"]), np.array(rows["T"]), 2, 0.1)
+    assert arrays == lists

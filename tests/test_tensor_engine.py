@@ -378,3 +378,13 @@ def test_the_page_states_the_engine_s_length_to_within_ten_lines():
     stated = re.search(r"about (\d+) lines, (\d+) of them code", page)
     assert stated, "the page no longer states the engine's length"
     assert abs(len(lines) - int(stated[1])) <= 10 and abs(code - int(stated[2])) <= 10, (len(lines), code)
+
+
+def test_an_int_past_int64_and_a_fraction_exponent_are_taken():
+    from fractions import Fraction
+
+    assert Tensor(2 ** 64).data == 2.0 ** 64 and Tensor([1, 2 ** 64]).data.dtype == np.float64
+    x = Tensor([4.0], requires_grad=True)
+    y = x ** Fraction(1, 2)                          # NumPy holds a Fraction as an object
+    y.backward(np.ones(1))
+    assert y.data.tolist() == [2.0] and x.grad.tolist() == [0.25]
