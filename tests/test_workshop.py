@@ -172,6 +172,27 @@ def test_each_gradient_climbs_its_own_hints_and_an_exception_unlocks_none(tmp_pa
     assert "hint  1 of 4 on grad_x" in report and "hint 2 unlocks after your next failed check" in report
 
 
+def test_a_notebooks_starter_cell_and_a_file_without_its_docstring_earn_nothing(tmp_path):
+    namespace = {}
+    exec(starter_path("layernorm").read_text(encoding="utf-8"), namespace)  # the notebook's cell
+    for _ in range(2):
+        check("layernorm", namespace["backward"], seed=1, record=tmp_path)
+    text = starter_path("layernorm").read_text(encoding="utf-8")
+    bare = tmp_path / "bare.py"
+    bare.write_text(text[text.index('"""', 3) + 3:])  # the module docstring deleted
+    check("layernorm", file=bare, seed=1, record=tmp_path)
+    assert failures("layernorm", tmp_path) == 0
+
+
+def test_a_readers_file_imports_a_module_beside_it(tmp_path):
+    (tmp_path / "helpers.py").write_text("import torch\n\n\ndef zeros(t):\n    return torch.zeros_like(t)\n")
+    mine = tmp_path / "mine.py"
+    mine.write_text("from helpers import zeros\n\n\ndef backward(grad_y, x, W, b):\n"
+                    "    return zeros(x), zeros(W), zeros(b)\n")
+    report = str(check("linear", file=mine, seed=1, record=None))
+    assert "FAIL  backward: grad_x is wrong on case 1 of 6" in report, report
+
+
 def test_workshop_record_names_the_folder_of_the_record(tmp_path, monkeypatch, capsys):
     """WORKSHOP_RECORD keeps the record elsewhere (make test's sessions set one of their own, so
     the book's checks never earn a reader's hints); --record and record= still win."""
@@ -583,6 +604,8 @@ SHORTCUT_VERDICTS = {
     "logsumexp__central_differences": (0, "all checks passed"),
     "maxpool__forward_mode_by_hand": (1, "your backward called torch._enter_dual_level (forward-mode autograd)"),
     "custom_op__fills_its_results_later": (1, "FAIL  backward: grad_x is wrong on case 1 of 8"),
+    "custom_op__tuple_subclass": (1, "FAIL  backward: backward must return 2 gradient(s) (grad_x, grad_a), got One"),
+    "maxpool__forward_mode_by_aten_op": (1, "your backward called _make_dual.default (forward-mode autograd)"),
     "linear__patches_compare": (1, "FAIL  backward: grad_x is wrong on case 1 of 6"),
     "linear__reads_the_callers_frame": (1, "FAIL  backward: grad_x is wrong on case 1 of 6"),
     "linear__os_exit": (1, "FAIL  run: the process that ran your code ended (exit status 0) before it sent its "

@@ -281,6 +281,8 @@ class _Watch(TorchFunctionMode):
             self.guard.refuse("Tensor.backward (autograd)")
         if "backward" in name:
             self.guard.refuse(f"{name} (a backward op of aten)")
+        if name.split(".")[0] in _DUAL:  # torch._make_dual, or aten's op by any of its names
+            self.guard.refuse(f"{name} (forward-mode autograd)")
         out = func(*args, **(kwargs or {}))
         made = [t for t in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(t, torch.Tensor)]
         if name == "__set__" and args and isinstance(args[0], torch.Tensor):
@@ -434,12 +436,12 @@ def _finite(result):
 
 
 def _plain(value):
-    """``value`` as torch.load(weights_only=True) reads it back: tensors (detached, plain,
-    copied), tuples and lists of them; any other object becomes {"opaque": its type's name}."""
-    if isinstance(value, torch.Tensor):
-        return value.detach().as_subclass(torch.Tensor).clone() if value.layout == torch.strided else \
-            {"opaque": f"{value.layout} tensor"}
-    if isinstance(value, (tuple, list)):
+    """``value`` as torch.load(weights_only=True) reads it back: tensors (detached, copied),
+    tuples and lists of them; any other object, a subclass of those included (its methods are
+    the reader's code, and the watch is over), becomes {"opaque": its type's name}."""
+    if type(value) is torch.Tensor:
+        return value.detach().clone() if value.layout == torch.strided else {"opaque": f"{value.layout} tensor"}
+    if type(value) in (tuple, list):
         return type(value)(_plain(v) for v in value)
     return {"opaque": type(value).__name__}
 
@@ -467,13 +469,14 @@ def compute(task, forward, backward, groups, own_forward, reference=False, extra
             except Mismatch as exc:
                 entries.append(("fail", exc.what, exc.key, exc.kind))
                 return False
+            result = _plain(result)  # a copy, before anything reads it: code run later cannot change it
             note = None
             if what == "backward" and not _finite(result) and any(
                     isinstance(x, torch.Tensor) and x.dim() and not x.is_contiguous() for x in args):
                 again = _run_one(fn, tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in args),
                                  what, label, files, names, None)
-                note = "contiguous-finite" if _finite(again) else None
-            entries.append(("ok", _plain(result), note))  # a copy: code run later cannot change it
+                note = "contiguous-finite" if _finite(_plain(again)) else None
+            entries.append(("ok", result, note))
         return True
 
     fwd = (lambda inputs, g: inputs)
@@ -731,7 +734,7 @@ def _server():
     if _SERVER is None or _SERVER.poll() is not None:
         root = str(HERE.parent.parent.parent)  # the folder that holds the snippets package
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([root] + [p for p in [os.environ.get("PYTHONPATH")] if p]),
-               "PYTHONSAFEPATH": "1"}  # not the current folder first on sys.path: the reader's files are there
+               "PYTHONSAFEPATH": "1"}  # the current folder is not put first: the child appends it
         _PENDING.clear()
         _SERVER = subprocess.Popen([sys.executable, "-m", "snippets.workshop._reader"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, text=True, env=env)
@@ -876,7 +879,7 @@ def _hint_lines(task, exc, hint, how, unlocked, where):
     name = LEVELS[n - 1] if len(levels) == len(LEVELS) else f"level {n}"
     lines.append(("hint", f"{n} of {len(levels)} on {exc.key} ({name}): {levels[n - 1]}"))
     if n < len(levels):
-        lines.append(("", f"hint {n + 1} unlocks after your next failed check" if n == unlocked
+        lines.append(("", f"hint {n + 1} unlocks after your next failed check on {exc.key}" if n == unlocked
                       else f"the next hint: {how(n + 1)}"))
     return lines
 
@@ -970,7 +973,8 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     elif reference:
         request, counts = {"reference": True}, False
     else:
-        request, counts = {"backward": ship(backward), "forward": ship(forward) if forward else None}, True
+        request = {"backward": ship(backward), "forward": ship(forward) if forward else None}
+        counts = not _same_code(backward, _starter_backward(mod))  # a notebook's starter cell earns nothing
     how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     groups = draw(mod, seed)
     results, printed = _in_child(mod, request, groups)
@@ -997,13 +1001,27 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
 
 
 def _code_of(path):
-    """The code in the file ``path``, without its comments and layout (its syntax tree), or its
-    text when it does not parse."""
+    """The code in the file ``path``, without its comments, docstrings and layout (its syntax
+    tree), or its text when it does not parse."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     try:
-        return ast.dump(ast.parse(text))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+                getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _starter_backward(mod):
+    """The ``backward`` of the task's starter file (the book's code), to tell a copy of it."""
+    path = starter_path(mod.NAME)
+    namespace = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
+    return namespace["backward"]
 
 
 def load(path, mod):

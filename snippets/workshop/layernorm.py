@@ -94,8 +94,8 @@ HINTS = {  # earned in order: where to look, the structure, a check by hand, the
     ],
     "stability": ["the variance: which way of computing it keeps its digits when the mean is large next to "
                   "the spread?",
-                  "subtract the row mean first, then square: a float32 x of 1e3 squared keeps only about 4 "
-                  "digits after the point, and E[x^2] - E[x]^2 subtracts two such numbers",
+                  "subtract the row mean first, then square: a float32 x of 1e3 squared keeps about one "
+                  "digit after the point (its spacing is 1/16), and E[x^2] - E[x]^2 subtracts two such numbers",
                   "x = [10000, 10001, 10002] in float32 has variance 2/3; E[x^2] - E[x]^2 gives 0 there",
                   "var = mean((x - mean) ** 2) over the last dimension, biased, then rstd = 1 / sqrt(var + eps)"],
     "grad_weight": ["weight (D,) is used by every row: its gradient collects from all of them",
