@@ -86,13 +86,14 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch", "set_grad_enabled inference_mode", listed_under="torch.autograd.grad_mode"),
     **_members("torch.Generator", "manual_seed"),
     "torch.relu": ("module", "torch.html"),  # in no list of torch.md
+    "torch.inf": ("module", "torch.html"),  # a constant of torch.md's table, with no anchor of its own
     # tensors.md: `.. class:: Tensor()`, autoattribute T, mT, and one autosummary list
     "torch.Tensor": ("inline", "tensors.html#torch.Tensor"),
     **_inline("tensors.html", "torch.Tensor", "T mT"),
     **_generated("torch.Tensor", """
-        abs add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
+        abs add add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
-        imag is_sparse to_dense isinf reciprocal
+        imag is_sparse to_dense isinf reciprocal equal isfinite square
         index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
