@@ -32,24 +32,19 @@ def _check_scores(x, name):
         raise ValueError(f"{name} must have a non-empty last dimension to reduce over, got shape {tuple(x.shape)}")
 
 
-def _shifted(x):
-    """(x - m, m): x (..., C) shifted by the largest score m (..., 1) of each row."""
-    m = x.amax(dim=-1, keepdim=True)  # (..., 1): the largest score of each row
-    m = m.masked_fill(~torch.isfinite(m), 0.0)  # a row of all -inf (or an inf) needs no shift
-    return x - m, m
-
-
 def _max_shifted_logsumexp(x):
     """log sum exp over the last dim of x (..., C) -> (...), without overflow."""
-    s, m = _shifted(x)
-    return m.squeeze(-1) + torch.log(torch.exp(s).sum(dim=-1))  # every exp(.) is <= 1
+    m = x.amax(dim=-1, keepdim=True)  # (..., 1): the largest score of each row
+    m = m.masked_fill(~torch.isfinite(m), 0.0)  # a row of all -inf (or an inf) needs no shift
+    return m.squeeze(-1) + torch.log(torch.exp(x - m).sum(dim=-1))  # every exp(.) is <= 1
 
 
 def _log_softmax(x):
-    """log softmax over the last dim of x (..., C), from the shifted row, as torch computes it:
-    lse(x) - x[c] would lose a tie's log 2 at 1e17, where float64's spacing is 16."""
-    s, _ = _shifted(x)
-    return s - torch.log(torch.exp(s).sum(dim=-1, keepdim=True))  # (..., C)
+    """log softmax over the last dim of x (..., C), from the row shifted by its maximum, as
+    torch computes it: lse(x) - x[c] would lose a tie's log 2 at 1e17 (float64's spacing there
+    is 16). An infinite maximum is not replaced, as torch does not: such a row is NaN."""
+    s = x - x.amax(dim=-1, keepdim=True)  # (..., C), every entry <= 0
+    return s - torch.log(torch.exp(s).sum(dim=-1, keepdim=True))
 
 
 class StableLogSumExp(torch.autograd.Function):
@@ -100,7 +95,7 @@ class SoftmaxCrossEntropy(torch.autograd.Function):
     def forward(ctx, logits, target):
         _check_logits_target(logits, target)
         logp = _log_softmax(logits).gather(1, target.unsqueeze(1)).squeeze(1)  # (N,): the true class
-        loss = -logp.mean()  # (), lse(logits) - logits[target] computed from the shifted row
+        loss = (-logp).mean()  # (), lse(logits) - logits[target]; negated first, so 0 is +0.0
         ctx.save_for_backward(logits, target)  # the inputs; the softmax is recomputed in backward
         return loss
 
@@ -125,7 +120,7 @@ class StoredSoftmaxCrossEntropy(torch.autograd.Function):
         logp = _log_softmax(logits)  # (N, C)
         softmax = torch.exp(logp)  # (N, C), made here: a new tensor to keep
         ctx.save_for_backward(softmax, target)
-        return -logp.gather(1, target.unsqueeze(1)).squeeze(1).mean()
+        return (-logp.gather(1, target.unsqueeze(1)).squeeze(1)).mean()
 
     @staticmethod
     @once_differentiable  # softmax was computed with recording off: no second derivative

@@ -70,10 +70,14 @@ def _check_data(X, T, n_in, n_out):
                         f"T=[[1.0] * {n_out}]")
     if any(len(x) != n_in for x in X) or any(len(t) != n_out for t in T):
         raise ValueError(f"each input needs {n_in} numbers and each target {n_out}")
+    if any(isinstance(v, bool) or not isinstance(v, numbers.Real) for row in (*X, *T) for v in row):
+        raise TypeError("each input and target entry must be a real number, e.g. 0.5 (a NumPy "
+                        "array's entries are: np.int64 and np.float32 are taken)")
+    return [[float(v) for v in x] for x in X], [[float(v) for v in t] for t in T]  # a Value holds floats
 
 
 def _check_steps(steps, lr):
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
         raise ValueError(f"steps must be an int >= 0, got {steps!r}")
     if isinstance(lr, bool) or not (isinstance(lr, numbers.Real) and 0 < lr < float("inf")):  # np.float32 too
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
@@ -84,7 +88,7 @@ def train(mlp, X, T, steps, lr):
     """``steps`` steps of gradient descent on the mean squared error; the loss of each step.
 
     X: N inputs of ``sizes[0]`` numbers; T: N targets of ``sizes[-1]`` numbers."""
-    _check_data(X, T, mlp.sizes[0], mlp.sizes[-1])
+    X, T = _check_data(X, T, mlp.sizes[0], mlp.sizes[-1])
     lr = _check_steps(steps, lr)
     losses = []
     for _ in range(steps):
@@ -103,7 +107,7 @@ def train_torch(params, X, T, steps, lr):
     """``train`` in torch, on ``to_torch(mlp)`` parameters; the loss of each step."""
     if not isinstance(params, list) or not params or not all(isinstance(p, tuple) and len(p) == 2 for p in params):
         raise TypeError(f"params must be the list of (W, b) pairs that to_torch(mlp) returns, got {type(params).__name__}")
-    _check_data(X, T, params[0][0].shape[1], params[-1][0].shape[0])
+    X, T = _check_data(X, T, params[0][0].shape[1], params[-1][0].shape[0])
     lr = _check_steps(steps, lr)
     X = torch.tensor(X, dtype=torch.float64)  # (N, in)
     T = torch.tensor(T, dtype=torch.float64)  # (N, out)

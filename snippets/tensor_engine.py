@@ -126,12 +126,14 @@ def _float64(data, what):
     try:
         kind = np.array(data).dtype.kind  # b, i, u, f: bool, integers, floats
         if kind == "O" and not isinstance(data, Tensor):  # an int past int64, a Fraction
-            kind = np.array(data, dtype=np.float64).dtype.kind
+            items = np.array(data, dtype=object).ravel()   # but float() would take None and "3"
+            kind = None if any(v is None or isinstance(v, (str, bytes)) for v in items) else "f"
+            np.array(data, dtype=np.float64)                # raises for what float() refuses
     except (TypeError, ValueError, RuntimeError):  # ragged, or a torch tensor that needs grad
         kind = None
     if kind is None or kind not in "biuf" or isinstance(data, Tensor):
         hint = ("pass its .data" if isinstance(data, Tensor) else "pass the real part, np.real(x) or t.real"
-                if kind == "c" else "pass t.detach().double().numpy()"
+                if kind == "c" or getattr(data, "is_complex", lambda: False)() else "pass t.detach().double().numpy()"
                 if type(data).__module__.startswith("torch") else
                 "pass a number or a (nested) list or array of numbers")
         raise TypeError(f"{what} must be real numbers in a rectangular (nested) list or array, "
@@ -401,7 +403,7 @@ def cross_entropy(logits, targets):
     s = logits.data - logits.data.max(axis=1, keepdims=True, initial=-np.inf)  # (N, C), <= 0
     logp = s - np.log(np.exp(s).sum(axis=1, keepdims=True))          # log-softmax (N, C)
     rows = np.arange(n)
-    out = logits._result(-logp[rows, targets].sum() / n, (logits,))  # NaN if N = 0, as torch
+    out = logits._result((-logp[rows, targets]).sum() / n, (logits,))  # NaN if N = 0, as torch; +0.0
 
     def backward():
         p = np.exp(logp)                                                 # softmax (N, C)

@@ -187,3 +187,12 @@ def test_stored_variant_keeps_one_more_n_by_c_tensor_when_the_logits_live_anyway
 def test_cross_entropy_rejects_bad_input(fn, logits, target, error, message):
     with pytest.raises(error, match=message):
         fn.apply(logits, target)
+
+
+@pytest.mark.parametrize("fn", [SoftmaxCrossEntropy, StoredSoftmaxCrossEntropy])
+def test_cross_entropy_at_a_certain_row_and_an_infinite_logit_matches_torch(fn):
+    # a loss of exactly 0 is +0.0, as torch's; a row holding +inf is NaN, as torch's (not inf)
+    for row in ([[0.0, -1000.0]], [[float("inf"), 1.0]]):
+        logits = torch.tensor(row, dtype=torch.float64)
+        ours, theirs = fn.apply(logits, torch.tensor([0])), F.cross_entropy(logits, torch.tensor([0]))
+        assert str(ours) == str(theirs), (row, ours, theirs)

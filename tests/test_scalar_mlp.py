@@ -85,3 +85,13 @@ def test_train_takes_numpy_rows():
     lists = train(MLP((2, 2, 1)), rows["X"], rows["T"], 2, 0.1)
     arrays = train(MLP((2, 2, 1)), np.array(rows["X"]), np.array(rows["T"]), 2, 0.1)
     assert arrays == lists
+
+
+def test_train_takes_integer_and_float32_arrays_as_train_torch_does():
+    import numpy as np
+
+    X, T = np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), np.array([[0], [1], [1], [0]])  # int64 XOR
+    for dtype in (np.int64, np.float32):
+        losses = train(MLP((2, 3, 1)), X.astype(dtype), T.astype(dtype), np.int64(2), 0.1)
+        torch_losses = train_torch(to_torch(MLP((2, 3, 1))), X.astype(dtype), T.astype(dtype), 2, 0.1)
+        assert losses == pytest.approx(torch_losses, rel=1e-12, abs=1e-12)

@@ -388,3 +388,11 @@ def test_an_int_past_int64_and_a_fraction_exponent_are_taken():
     y = x ** Fraction(1, 2)                          # NumPy holds a Fraction as an object
     y.backward(np.ones(1))
     assert y.data.tolist() == [2.0] and x.grad.tolist() == [0.25]
+
+
+def test_a_certain_row_gives_a_loss_of_plus_zero_and_a_none_inside_a_list_is_refused():
+    assert str(cross_entropy(Tensor([[40.0, 0.0]]), [0]).data) == str(
+        F.cross_entropy(torch.tensor([[40.0, 0.0]], dtype=torch.float64), torch.tensor([0])).item())
+    for bad in ([None, 1.0], [2 ** 64, "3"]):
+        with pytest.raises(TypeError, match="must be real numbers"):
+            Tensor(bad)
