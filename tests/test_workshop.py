@@ -193,6 +193,21 @@ def test_a_readers_file_imports_a_module_beside_it(tmp_path):
     assert "FAIL  backward: grad_x is wrong on case 1 of 6" in report, report
 
 
+def test_a_relative_file_is_run_from_the_folder_the_check_is_asked_from(tmp_path, monkeypatch):
+    # the server started in the first folder; the second check's child must not read that folder
+    right = "import torch\n\n\ndef backward(grad_y, x, W, b):\n    return grad_y @ W.T, " \
+            "torch.einsum('...i,...k->ik', x, grad_y), grad_y.reshape(-1, W.shape[1]).sum(0)\n"
+    for name, text in (("a", "import torch\n\n\ndef backward(grad_y, x, W, b):\n"
+                              "    return torch.zeros_like(x), torch.zeros_like(W), torch.zeros_like(b)\n"),
+                       ("b", right)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "mine.py").write_text(text)
+    monkeypatch.chdir(tmp_path / "a")
+    assert not check("linear", file="mine.py", seed=1, record=None).passed
+    monkeypatch.chdir(tmp_path / "b")
+    assert check("linear", file="mine.py", seed=1, record=None).passed
+
+
 def test_workshop_record_names_the_folder_of_the_record(tmp_path, monkeypatch, capsys):
     """WORKSHOP_RECORD keeps the record elsewhere (make test's sessions set one of their own, so
     the book's checks never earn a reader's hints); --record and record= still win."""
@@ -604,6 +619,8 @@ SHORTCUT_VERDICTS = {
     "logsumexp__central_differences": (0, "all checks passed"),
     "maxpool__forward_mode_by_hand": (1, "your backward called torch._enter_dual_level (forward-mode autograd)"),
     "custom_op__fills_its_results_later": (1, "FAIL  backward: grad_x is wrong on case 1 of 8"),
+    "linear__late_detach": (1, "FAIL  backward: grad_x is wrong on case 1 of 6"),
+    "linear__trace_hook": (1, "your backward called sys.settrace, which runs your code after the checker's watch"),
     "custom_op__tuple_subclass": (1, "FAIL  backward: backward must return 2 gradient(s) (grad_x, grad_a), got One"),
     "maxpool__forward_mode_by_aten_op": (1, "your backward called _make_dual.default (forward-mode autograd)"),
     "linear__patches_compare": (1, "FAIL  backward: grad_x is wrong on case 1 of 6"),

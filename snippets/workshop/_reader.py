@@ -43,6 +43,7 @@ def serve(ask, answer, printed):
     sys.stdout = sys.stderr = open(1, "w", encoding="utf-8", errors="replace", buffering=1, closefd=False)
     request = torch.load(ask, weights_only=False)  # written by the checker, before any reader code runs
     task = checker.get_task(request["task"])
+    os.chdir(request.get("cwd", os.getcwd()))  # the folder the check was asked from, not the server's
     for folder in (os.getcwd(), *([os.path.dirname(os.path.abspath(request["file"]))] if "file" in request else [])):
         if folder not in sys.path:  # the reader's own modules, after torch's and the checker's
             sys.path.append(folder)

@@ -340,17 +340,22 @@ class _Guard:
             self.refuse(f"{arg.__name__} (a backward op of aten)")
         elif event == "c_call" and getattr(arg, "__name__", "") in _DUAL:  # what forward_ad wraps
             self.refuse(f"torch.{arg.__name__} (forward-mode autograd)")
+        elif event == "c_call" and getattr(arg, "__name__", "").startswith("_dispatch_call"):
+            self.refuse(f"torch._C.{arg.__name__} (an op called past torch's Python API)")
 
     def __enter__(self):
         self.mode = _Watch(self)
         self.mode.__enter__()
-        self.profile, self.hook = sys.getprofile(), self._profile
+        self.profile, self.hook, self.trace = sys.getprofile(), self._profile, sys.gettrace()
         sys.setprofile(self.hook)
         return self
 
     def __exit__(self, *exc):
         if sys.getprofile() is not self.hook and not self.refused:
             self.refused = "sys.setprofile, which switched off the checker's watch"
+        if sys.gettrace() is not self.trace:  # a tracer would run the reader's code after the watch
+            self.refused = self.refused or "sys.settrace, which runs your code after the checker's watch"
+            sys.settrace(self.trace)
         try:
             sys.setprofile(self.profile)
         finally:
@@ -439,8 +444,9 @@ def _plain(value):
     """``value`` as torch.load(weights_only=True) reads it back: tensors (detached, copied),
     tuples and lists of them; any other object, a subclass of those included (its methods are
     the reader's code, and the watch is over), becomes {"opaque": its type's name}."""
-    if type(value) is torch.Tensor:
-        return value.detach().clone() if value.layout == torch.strided else {"opaque": f"{value.layout} tensor"}
+    if type(value) is torch.Tensor:  # through the class: a method set on the instance is the reader's
+        return torch.Tensor.clone(torch.Tensor.detach(value)) if value.layout == torch.strided else \
+            {"opaque": f"{value.layout} tensor"}
     if type(value) in (tuple, list):
         return type(value)(_plain(v) for v in value)
     return {"opaque": type(value).__name__}
@@ -968,7 +974,7 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     if file is not None:
         if not Path(file).is_file():
             raise FileNotFoundError(f"no such file: {file}")
-        request = {"file": str(file)}
+        request = {"file": str(file), "cwd": os.getcwd()}  # the child runs where this check runs
         counts = _code_of(file) != _code_of(starter_path(mod.NAME))  # a copy of the starter earns nothing
     elif reference:
         request, counts = {"reference": True}, False
