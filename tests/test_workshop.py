@@ -172,7 +172,7 @@ def test_each_gradient_climbs_its_own_hints_and_an_exception_unlocks_none(tmp_pa
     assert "hint  1 of 4 on grad_x" in report and "hint 2 unlocks after your next failed check" in report
 
 
-def test_a_notebooks_starter_cell_and_a_file_without_its_docstring_earn_nothing(tmp_path):
+def test_a_notebooks_starter_cell_and_a_file_with_the_starters_backward_earn_nothing(tmp_path):
     namespace = {}
     exec(starter_path("layernorm").read_text(encoding="utf-8"), namespace)  # the notebook's cell
     for _ in range(2):
@@ -181,6 +181,9 @@ def test_a_notebooks_starter_cell_and_a_file_without_its_docstring_earn_nothing(
     bare = tmp_path / "bare.py"
     bare.write_text(text[text.index('"""', 3) + 3:])  # the module docstring deleted
     check("layernorm", file=bare, seed=1, record=tmp_path)
+    added = tmp_path / "added.py"  # the starter's backward beside a function it never calls
+    added.write_text(text + "\n\ndef unused():\n    return 0\n")
+    check("layernorm", file=added, seed=1, record=tmp_path)
     assert failures("layernorm", tmp_path) == 0
 
 

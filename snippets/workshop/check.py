@@ -49,7 +49,6 @@ nothing; ``hint=n`` shows the highest unlocked level up to n. ``check`` returns 
 ``Report``: ``report.passed`` and ``str(report)``.
 """
 
-import ast
 import builtins
 import importlib
 import importlib.machinery
@@ -929,9 +928,10 @@ def _instructions(code):
 
 
 def _same_code(f, g):
-    """True when the functions ``f`` and ``g`` have the same code (a copy of the task's forward)."""
-    f, g = getattr(f, "__code__", None), getattr(g, "__code__", None)
-    return (f is not None and g is not None and (f.co_names, f.co_consts) == (g.co_names, g.co_consts)
+    """True when ``f`` and ``g`` (functions or code objects) have the same code: the same
+    instructions on the same names and constants (comments, docstrings and layout aside)."""
+    f, g = getattr(f, "__code__", f), getattr(g, "__code__", g)
+    return (isinstance(f, types.CodeType) and isinstance(g, types.CodeType) and f.co_names == g.co_names
             and _instructions(f) == _instructions(g))
 
 
@@ -975,12 +975,12 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
         if not Path(file).is_file():
             raise FileNotFoundError(f"no such file: {file}")
         request = {"file": str(file), "cwd": os.getcwd()}  # the child runs where this check runs
-        counts = _code_of(file) != _code_of(starter_path(mod.NAME))  # a copy of the starter earns nothing
+        counts = not _same_code(_backward_code(file), _backward_code(starter_path(mod.NAME)))
     elif reference:
         request, counts = {"reference": True}, False
     else:
         request = {"backward": ship(backward), "forward": ship(forward) if forward else None}
-        counts = not _same_code(backward, _starter_backward(mod))  # a notebook's starter cell earns nothing
+        counts = not _same_code(backward, _backward_code(starter_path(mod.NAME)))
     how = how or (lambda n: f"check({mod.NAME!r}, backward, seed={seed}, hint={n})")
     groups = draw(mod, seed)
     results, printed = _in_child(mod, request, groups)
@@ -1006,28 +1006,17 @@ def check(task, backward=None, forward=None, who="your code", seed=None, hint=0,
     return report
 
 
-def _code_of(path):
-    """The code in the file ``path``, without its comments, docstrings and layout (its syntax
-    tree), or its text when it does not parse."""
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+def _backward_code(path):
+    """The code of the last top-level ``def backward`` of the Python file ``path``, compiled, not
+    run; None when the file does not compile or defines none. A reader's code whose backward has
+    the starter's code (a copy of the file or of the notebook's cell, with or without comments
+    and docstrings) earns no hint when it fails: its failure says nothing about a derivation."""
     try:
-        tree = ast.parse(text)
+        module = compile(Path(path).read_text(encoding="utf-8", errors="replace"), str(path), "exec")
     except (SyntaxError, ValueError):
-        return text
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
-                getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
-
-
-def _starter_backward(mod):
-    """The ``backward`` of the task's starter file (the book's code), to tell a copy of it."""
-    path = starter_path(mod.NAME)
-    namespace = {}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102
-    return namespace["backward"]
+        return None
+    defs = [c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == "backward"]
+    return defs[-1] if defs else None
 
 
 def load(path, mod):
