@@ -123,22 +123,32 @@ class Tensor:
 def _float64(data, what):
     """``data`` as a new float64 array. Refuses what is not real numbers: float64 would drop
     the imaginary part of a complex number and parse a string."""
+    instead = _instead_of(data)
+    if instead is not None:
+        raise TypeError(f"{what} must be real numbers in a rectangular (nested) list or array, "
+                        f"got {type(data).__name__}: {data!r:.60}; {instead}")
+    return np.array(data, dtype=np.float64)
+
+
+def _instead_of(data):
+    """None when ``data`` is real numbers that float64 holds; else what to pass instead."""
+    if isinstance(data, Tensor):
+        return "pass its .data"
     try:
-        kind = np.array(data).dtype.kind  # b, i, u, f: bool, integers, floats
-        if kind == "O" and not isinstance(data, Tensor):  # an int past int64, a Fraction
-            items = np.array(data, dtype=object).ravel()   # but float() would take None and "3"
-            kind = None if any(v is None or isinstance(v, (str, bytes)) for v in items) else "f"
-            np.array(data, dtype=np.float64)                # raises for what float() refuses
+        kind = np.array(data).dtype.kind  # b, i, u, f: bool, integers, floats; c: complex
+        if kind == "O":  # an int past int64 or a Fraction, which float() takes, but also None or "3"
+            items = np.array(data, dtype=object).ravel()
+            kind = "U" if any(v is None or isinstance(v, (str, bytes)) for v in items) else "f"
+            np.array(data, dtype=np.float64)  # raises for what float() refuses
     except (TypeError, ValueError, RuntimeError):  # ragged, or a torch tensor that needs grad
         kind = None
-    if kind is None or kind not in "biuf" or isinstance(data, Tensor):
-        hint = ("pass its .data" if isinstance(data, Tensor) else "pass the real part, np.real(x) or t.real"
-                if kind == "c" or getattr(data, "is_complex", lambda: False)() else "pass t.detach().double().numpy()"
-                if type(data).__module__.startswith("torch") else
-                "pass a number or a (nested) list or array of numbers")
-        raise TypeError(f"{what} must be real numbers in a rectangular (nested) list or array, "
-                        f"got {type(data).__name__}: {data!r:.60}; {hint}")
-    return np.array(data, dtype=np.float64)
+    if kind in ("b", "i", "u", "f"):
+        return None
+    if kind == "c" or getattr(data, "is_complex", lambda: False)():
+        return "pass the real part, np.real(x) or t.real"
+    if type(data).__module__.startswith("torch"):
+        return "pass t.detach().double().numpy()"
+    return "pass a number or a (nested) list or array of numbers"
 
 
 def tensor(x):
