@@ -312,7 +312,7 @@ Tensor.sum, Tensor.mean = sum_, mean
 
 # --8<-- [start:shapes]
 def reshape(a, *shape):
-    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+    shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     out = a._result(a.data.reshape(shape), (a,))  # NumPy raises if the sizes differ
 
     def backward():  # same elements, old shape
@@ -321,7 +321,10 @@ def reshape(a, *shape):
     return out
 
 
-def transpose(a, axes=None):
+def transpose(a, axes=None, *more):  # NumPy's form: one permutation, (1, 0), not torch's (0, 1)
+    if more or isinstance(axes, numbers.Integral):  # a.transpose(0, 1) is torch's swap of two dims
+        raise TypeError("transpose takes one tuple of axes, a permutation (NumPy's a.transpose(axes)); for "
+                        "torch's t.transpose(i, j), pass range(ndim) with i and j swapped: (1, 0) in 2-D")
     axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(axes)
     if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) and -a.ndim <= ax < a.ndim for ax in axes):
         raise ValueError(f"axes {axes} must be ints in [-{a.ndim}, {a.ndim}), one per dimension")

@@ -396,3 +396,14 @@ def test_a_certain_row_gives_a_loss_of_plus_zero_and_a_none_inside_a_list_is_ref
     for bad in ([None, 1.0], [2 ** 64, "3"]):
         with pytest.raises(TypeError, match="must be real numbers"):
             Tensor(bad)
+
+
+def test_torch_s_two_dim_transpose_is_refused_by_name_and_a_reshape_takes_a_list():
+    # NumPy's a.transpose(0, 1) is the identity on 2-D; a reader who means torch's swap gets an error
+    t = te.Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    for call in (lambda: t.transpose(0, 1), lambda: t.transpose(1)):
+        with pytest.raises(TypeError, match=r"one tuple of axes.*torch's t\.transpose\(i, j\)"):
+            call()
+    y = t.reshape([3, 2])  # a list, as torch takes
+    y.sum().backward()
+    assert y.shape == (3, 2) and t.grad.tolist() == [[1.0] * 3] * 2
