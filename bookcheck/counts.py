@@ -39,7 +39,7 @@ def text_counts(text: str, path: Path) -> tuple[dict, list[str]]:
         elif b.kind in ("diagram", "checked diagram"):
             counts["diagrams"] += 1
             counts["diagrams checked against code"] += b.kind == "checked diagram"
-        counts["verified outputs"] += b.expected_output is not None
+        counts["verified outputs"] += b.expected_output is not None and b.kind != "skipped"
     for entry in markers.CHECKS:
         if entry.counter in FENCE_COUNTERS or not entry.counter:
             continue

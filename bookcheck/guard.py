@@ -67,6 +67,9 @@ def guard(path) -> list[str]:
                 f'{b.where}: a skipped block needs a reason a reader would accept: '
                 f'<!--pytest.mark.skip(reason="...")-->'
             )
+        if skip is not None and b.expected_output is not None:
+            problems.append(f"{b.where}: the output fence under a skipped block is never compared with "
+                            "anything: run the block, or show its output in prose")
         if b.runnable:
             if b.cont:
                 if previous_run is None:

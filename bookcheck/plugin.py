@@ -318,8 +318,8 @@ def pytest_terminal_summary(terminalreporter):
             f"{len(REUSE.reused)} reused, {ran} run: the reused checks passed before with identical inputs "
             "(every project file and the environment; .cache/results.json) and were not run again; "
             "make test FRESH=1 runs every check")
-    elif REUSE.why_not:
-        terminalreporter.write_line(f"0 reused ({REUSE.why_not}), {ran} run")
+    else:  # a run after an edit reuses nothing, with no reason to give but the edit
+        terminalreporter.write_line(f"0 reused ({REUSE.why_not or 'none recorded with these inputs'}), {ran} run")
     pages = sorted(DOCS.rglob("*.md"))
     try:
         counts, reasons = fence_counts(pages)

@@ -367,7 +367,8 @@ def check_block(blocks: list[Block], block: Block, runs: PageRuns | None = None,
             raise HarnessError(
                 f"{block.where}: the block printed something else on {SECOND} than on this machine's: "
                 "the output depends on the order in which this CPU adds floats, and a reader's CPU is not "
-                "this one. Print fewer digits, a rounded value or a bound:\n"
+                "this one (print fewer digits, a rounded value or a bound), or on what each Python process "
+                "draws afresh, as the order of a set of strings (print it sorted):\n"
                 f"this machine:\n{first.shown}plain kernels:\n{second.shown}"
             )
         raise HarnessError(

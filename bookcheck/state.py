@@ -39,6 +39,8 @@ def _readers():
         "threads": torch.get_num_threads,
         "print options": _opts,
         "autocast (cpu)": lambda: torch.is_autocast_enabled("cpu"),
+        "default device": torch.get_default_device,
+        "warn always": torch.is_warn_always_enabled,
     }
 
 
@@ -71,6 +73,12 @@ def _writers():
         if torch.is_inference_mode_enabled() != base["inference mode"]:
             _leave_inference(base["inference mode"])
 
+    def device(base):
+        # set_default_device("cpu") enters a function mode that every torch call then goes through
+        # (and a compiled function's trace shows); None leaves none, torch's own starting state
+        if torch.get_default_device() != base["default device"]:
+            torch.set_default_device(None if base["default device"].type == "cpu" else base["default device"])
+
     def autocast(base):
         if torch.is_autocast_enabled("cpu") != base["autocast (cpu)"]:
             torch.set_autocast_enabled("cpu", base["autocast (cpu)"])
@@ -90,6 +98,8 @@ def _writers():
         "threads": lambda b: torch.set_num_threads(b["threads"]),
         "print options": print_options,
         "autocast (cpu)": autocast,
+        "default device": device,
+        "warn always": lambda b: torch.set_warn_always(b["warn always"]),
     }
 
 

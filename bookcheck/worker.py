@@ -55,6 +55,10 @@ _WORKERS: dict = {}  # kernels -> (Process, Connection)
 # The second configuration's environment (read once by torch at its first dispatch, and by MKL
 # at its first call): torch's kernels without vector instructions, MKL's path for any x86-64 CPU.
 PLAIN_ENVIRONMENT = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE"}
+# Each worker's hash seed, read as its interpreter starts: a reader's process draws one afresh,
+# so the order of a set of strings differs between the two workers, as between two readers, and
+# a block that prints one fails the same way on every run (a drawn seed would fail it some runs).
+HASH_SEEDS = {"machine": "1", "plain": "2"}
 
 
 def _started(kernels: str, start_method: str) -> None:
@@ -71,6 +75,9 @@ def _started(kernels: str, start_method: str) -> None:
 
     if kernels == "plain" and torch.backends.cpu.get_cpu_capability() != "DEFAULT":
         raise RuntimeError(f"ATEN_CPU_CAPABILITY=default did not reach torch: {torch.backends.cpu.get_cpu_capability()}")
+    # A warning torch gives once per process would reach only the first block of the worker that
+    # triggers it; a reader who runs a later block alone sees it, so every block is shown it.
+    torch.set_warn_always(True)
 
 
 def _serve(connection, kernels: str, start_method: str) -> None:
@@ -98,7 +105,15 @@ def _worker(kernels: str):
         ours, theirs = context.Pipe()
         process = context.Process(target=_serve, args=(theirs, kernels, multiprocessing.get_start_method()),
                                   name=f"blocks-{kernels}")  # not a daemon: a block may start processes
-        process.start()
+        kept = os.environ.get("PYTHONHASHSEED")
+        os.environ["PYTHONHASHSEED"] = HASH_SEEDS[kernels]  # the child's environment is this one's
+        try:
+            process.start()
+        finally:
+            if kept is None:
+                del os.environ["PYTHONHASHSEED"]
+            else:
+                os.environ["PYTHONHASHSEED"] = kept
         if not _WORKERS:
             import atexit
 

@@ -664,3 +664,69 @@ def test_the_session_keeps_a_workshop_record_of_its_own():
     answers, which would earn a reader's hints in .workshop/ of the repository."""
     record = Path(os.environ[RECORD_VARIABLE])
     assert record.is_dir() and ROOT.resolve() not in record.resolve().parents
+
+
+def test_an_output_fence_under_a_skipped_block_is_refused_and_not_counted_as_verified(tmp_path):
+    from bookcheck.guard import guard
+
+    text = """\
+        # A page
+
+        <!--pytest.mark.skip(reason="shows an output that nothing checks")-->
+        ```python
+        print(1 + 1)
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        3
+        ```
+        """
+    path = page(tmp_path, text)
+    [problem] = guard(path)
+    assert "page.md:4: the output fence under a skipped block is never compared" in problem, problem
+    found, _ = counts.text_counts(path.read_text(encoding="utf-8"), path)
+    assert found["verified outputs"] == 0 and found["skipped"] == 1, found
+
+
+def test_a_default_device_left_set_is_a_leak_and_a_once_per_process_warning_reaches_every_block(tmp_path):
+    leak = page(tmp_path, """\
+        ```python
+        import torch
+        torch.set_default_device("meta")
+        ```
+        """, "leak.md")
+    [problem] = check_page(leak)
+    assert "left torch global state changed" in problem and "default device" in problem, problem
+    # torch.meshgrid without indexing= warns once per process (TORCH_WARN_ONCE); a reader who runs
+    # the second block alone sees the warning, so both blocks must be marked and both pass
+    block = """\
+        <!--pytest.mark.warns("UserWarning", match="indexing argument")-->
+        ```python
+        import torch
+        print(len(torch.meshgrid(torch.arange(2), torch.arange(3))))
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        2
+        ```
+        """
+    assert check_page(page(tmp_path, "# A page\n\n" + textwrap.dedent(block) + "\n" + textwrap.dedent(block),
+                           "once.md")) == []
+
+
+def test_a_printed_set_of_strings_fails_on_every_run_and_the_message_says_why(tmp_path):
+    # the two workers start with different hash seeds, as two readers' processes do
+    path = page(tmp_path, """\
+        ```python
+        print({"a", "b"})
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        {'a', 'b'}
+        ```
+        """)
+    [problem] = check_page(path)
+    assert "the order of a set of strings (print it sorted)" in problem, problem
