@@ -120,3 +120,18 @@ def test_a_failed_ddp_step_ends_every_rank_promptly():
             run_ranks(ddp_error_with_pending_work, timeout=30)
         assert info.value.__notes__ == ["(raised on rank 0 of 2)"]  # rank 0 reported too
     assert time.monotonic() - start < 60
+
+
+class TwoArgumentError(Exception):
+    def __init__(self, got, want):  # pickled as (message,): loading it calls __init__ with one argument
+        super().__init__(f"got {got}, want {want}")
+
+
+def raises_an_error_that_does_not_load(rank, world_size):
+    raise TwoArgumentError(3, 4)
+
+
+def test_an_error_that_cannot_be_loaded_comes_back_as_a_runtime_error_naming_its_type():
+    with pytest.raises(RuntimeError, match=r"^TwoArgumentError: got 3, want 4\n") as info:
+        run_ranks(raises_an_error_that_does_not_load, world_size=1)
+    assert info.value.__notes__ == ["(raised on rank 0 of 1)"]

@@ -54,7 +54,9 @@ def _send(results, message):
     # Pickled here with the standard pickler, so a tensor travels as its bytes: the queue's own
     # pickler (torch.multiprocessing's) would send a tensor as a shared-memory handle, which the
     # rank's process, ending right after, can no longer hand over.
-    results.put(pickle.dumps(message))
+    data = pickle.dumps(message)
+    pickle.loads(data)  # an exception whose __init__ takes other arguments pickles but does not load
+    results.put(data)
 
 
 def _send_and_exit(results, rank, ok, value):
@@ -70,7 +72,7 @@ def _send_and_exit(results, rank, ok, value):
                                   "numbers, strings, lists and dicts of them"), ""
         else:
             exc, text = value
-            exc = RuntimeError(f"{type(exc).__name__}: {exc}")  # its text, at least
+            exc = RuntimeError(f"{type(exc).__name__}: {exc}")  # its type and text, at least
         _send(results, (rank, False, (exc, text)))
     results.close()
     results.join_thread()
