@@ -152,12 +152,15 @@ def assert_grads_flow(module):
     named = [(n, p) for n, p in _trainable(module) if p.numel() > 0]
     missing = [n for n, p in named if p.grad is None]
     zero = [n for n, p in named if p.grad is not None and not bool(p.grad.any())]
-    if missing or zero:
-        raise GuardError(
-            f"no gradient reached: {', '.join(missing) or '-'}; all-zero gradient: "
-            f"{', '.join(zero) or '-'}. Look for .detach(), .item(), torch.no_grad() or "
-            "requires_grad_(False) between these parameters and the loss"
-        )
+    causes = []
+    if missing:  # the graph does not reach them
+        causes.append(f"no gradient reached: {', '.join(missing)}. Look for .detach(), .item(), "
+                      "torch.no_grad() or requires_grad_(False) between these parameters and the loss")
+    if zero:  # the graph reaches them, and every path multiplies by 0
+        causes.append(f"all-zero gradient: {', '.join(zero)}. Look for a ReLU that is 0 on the whole "
+                      "batch, a factor or mask of 0, or a loss that does not depend on their values")
+    if causes:
+        raise GuardError("; ".join(causes))
 
 
 def snapshot(module):

@@ -109,6 +109,18 @@ def test_a_detached_branch_is_caught_by_grads_flow():
         assert_grads_flow(model)
 
 
+def test_a_dead_relu_layer_is_named_with_its_own_causes_not_a_cut_graph_s():
+    model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+    with torch.no_grad():
+        model[0].bias.fill_(-10.0)  # every pre-activation below 0 on this batch: the ReLU passes none
+    model(torch.ones(4, 2)).sum().backward()
+    with pytest.raises(GuardError) as info:
+        assert_grads_flow(model)
+    message = str(info.value)
+    assert "all-zero gradient: 0.weight, 0.bias, 2.weight. Look for a ReLU that is 0 on the whole batch" in message
+    assert "no gradient reached" not in message and ".detach()" not in message, message
+
+
 def test_zero_learning_rate_is_caught_by_params_changed():
     model, _, x, y = setup()
     opt = torch.optim.SGD(model.parameters(), lr=0.0)
