@@ -130,7 +130,7 @@ def test_the_command_line_reads_a_traceback_and_says_when_nothing_matches():
     assert "printed by torch 1.5 and earlier as:" in done.stdout, done.stdout
     done = subprocess.run([sys.executable, "-m", "snippets.explain", "KeyError: 'learning_rate'"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and done.stdout == "No page of the book shows this error: KeyError: 'learning_rate'\n", done
+    assert done.returncode == 1 and done.stdout == "No block of the book raises this error: KeyError: 'learning_rate'\n", done
     done = subprocess.run([sys.executable, "-m", "snippets.explain"], input="", capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and "give an error message" in done.stderr, done
@@ -143,10 +143,23 @@ def test_a_gpu_error_is_named_and_not_shown():
     assert not found[0]["shown"] and found[0]["check"]
     done = subprocess.run([sys.executable, "-m", "snippets.explain", oom], capture_output=True, text=True, timeout=60)
     lines = done.stdout.splitlines()
-    assert done.returncode == 1 and lines[0] == f"No page of the book shows this error: {oom}", done
+    assert done.returncode == 1 and lines[0] == f"No block of the book raises this error: {oom}", done
     assert lines[1] == "It needs a GPU, and the book's blocks run on CPU; the book names it, with what to check:", lines
     assert "what to check:" in done.stdout, done.stdout
     assert "reference/errors/#gpu-cuda-out-of-memory" in done.stdout and "shown in" not in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("message, anchor", [
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, "
+     "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`", "gpu-cublas-status"),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a "
+     "non-contiguous input.", "gpu-cudnn-status"),
+    ("torch.AcceleratorError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
+     "reported at some other API call", "gpu-device-side-assert"),
+])
+def test_each_gpu_library_s_error_finds_its_own_entry_first(message, anchor):
+    found = explain.explain(message)
+    assert found and found[0]["address"] == f"reference/errors/#{anchor}", [e["address"] for e in found]
 
 
 def test_normalise_drops_the_hint_and_replaces_what_varies():
