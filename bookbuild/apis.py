@@ -965,6 +965,8 @@ def resolve(raw: str) -> str | None:
     owner = _walk(module, chain[:-1])
     if inspect.isclass(owner):
         return _member(owner, chain[-1], written.rpartition(".")[0])
+    if not isinstance(owner, types.ModuleType) and not callable(owner):  # torch.float32.is_floating_point:
+        return _member(type(owner), chain[-1])                           # an instance's, its class's
     return _canonical(obj, written)
 
 

@@ -107,7 +107,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
-                                                   "torch.uint8 torch.float32.is_floating_point"),
+                                                   "torch.uint8 torch.dtype.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided"),
     "torch.finfo": ("inline", "type_info.html#torch.torch.finfo"),
     "torch.iinfo": ("inline", "type_info.html#torch.torch.iinfo"),
@@ -150,7 +150,8 @@ DOCS: dict[str, tuple[str, str]] = {
         named_parameters parameters register_buffer register_forward_hook register_forward_pre_hook
         register_full_backward_hook register_full_backward_pre_hook requires_grad_ state_dict to train
         zero_grad"""),
-    **_generated("torch.nn.utils", "clip_grad_norm_ clip_grad_value_ get_total_norm vector_to_parameters"),
+    **_generated("torch.nn.utils", "clip_grad_norm_ clip_grad_value_ get_total_norm vector_to_parameters weight_norm"),
+    **_generated("torch.nn.utils.parametrizations", "weight_norm"),
     **_generated("torch.nn.parallel", "DistributedDataParallel"),
     **_members("torch.nn.parallel.DistributedDataParallel", "no_sync register_comm_hook"),
     **_generated("torch.nn.functional", """

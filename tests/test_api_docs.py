@@ -152,6 +152,7 @@ def test_names_resolve_to_their_public_documented_name():
     assert apis.resolve("torch:nn.Linear().parameters") == "torch.nn.Module.parameters"
     assert apis.resolve("torch:nn.Parameter().grad") == "torch.Tensor.grad"
     assert apis.resolve("torch:GradScaler") == "torch.amp.GradScaler"  # the name PyTorch documents
+    assert apis.resolve("torch:float32.is_floating_point") == "torch.dtype.is_floating_point"  # an instance's: its class's
     assert apis.resolve("torch:_dynamo.reset") is None  # torch's internals
     assert apis.resolve("torch:nn") is None  # a module is not an API
     assert apis.resolve("torch:Tensor.no_such_name") is None
