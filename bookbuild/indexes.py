@@ -232,7 +232,8 @@ def named(page: Path = ERRORS_PAGE) -> list[Entry]:
         line, anchor = head.group(2), head.group(3)
         paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", part) if p.strip()]
         check = next((p.split(":", 1)[1].strip() for p in paragraphs if p.startswith("What to check:")), "")
-        also = next((re.findall(r"`([^`]+)`", p) for p in paragraphs if p.startswith("Also printed as")), [])
+        also = next(([m for m in re.findall(r"`([^`]+)`", p) if ": " in m]  # a message, not a bare name
+                     for p in paragraphs if p.startswith("Also printed as")), [])
         if not check:
             raise ValueError(f"{page}: {line!r} needs a paragraph 'What to check: ...'")
         entry = Entry("named", _type_of(line), line, messages=[line] + also, anchor=anchor,

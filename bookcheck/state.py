@@ -40,7 +40,6 @@ def _readers():
         "print options": _opts,
         "autocast (cpu)": lambda: torch.is_autocast_enabled("cpu"),
         "default device": torch.get_default_device,
-        "warn always": torch.is_warn_always_enabled,
     }
 
 
@@ -75,9 +74,9 @@ def _writers():
 
     def device(base):
         # set_default_device("cpu") enters a function mode that every torch call then goes through
-        # (and a compiled function's trace shows); None leaves none, torch's own starting state
-        if torch.get_default_device() != base["default device"]:
-            torch.set_default_device(None if base["default device"].type == "cpu" else base["default device"])
+        # (and a compiled function's trace shows), though the device reads the same: None leaves
+        # none, torch's own starting state, whatever a block set
+        torch.set_default_device(None if base["default device"].type == "cpu" else base["default device"])
 
     def autocast(base):
         if torch.is_autocast_enabled("cpu") != base["autocast (cpu)"]:
@@ -99,7 +98,6 @@ def _writers():
         "print options": print_options,
         "autocast (cpu)": autocast,
         "default device": device,
-        "warn always": lambda b: torch.set_warn_always(b["warn always"]),
     }
 
 
@@ -138,6 +136,10 @@ def reset_torch_state(seed: int) -> None:
     # entries do not count toward the recompile limit of a later block's function.
     if "torch._dynamo" in sys.modules:  # imported by torch.compile; not imported here otherwise
         torch.compiler.reset()
+    # A warning torch's C++ code gives once per process would reach only the first block of the
+    # worker that triggers it; a reader who runs a later block alone sees it, so every block is
+    # shown it. Not a state a block is checked for: a reader's torch starts with it off.
+    torch.set_warn_always(True)
     random.seed(seed)
     numpy.random.seed(seed)
     torch.manual_seed(seed)

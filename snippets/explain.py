@@ -89,8 +89,8 @@ RULES = TAILS + (
     (r"\baten::[\w.]+", " aten _op_ "),
     (r"\b[A-Za-z_][\w.]*(?= does not have a deterministic)", " _op_ "),
     (r"(?<![A-Za-z])'[^'\s][^']{0,58}'(?![A-Za-z])", " _name_ "),  # 'PowBackward1', hook 'scale'
-    (r"\bCUDNN_STATUS_[A-Z_]*", " _cudnn_status_ "),  # cuDNN's and cuBLAS's statuses have entries
-    (r"\bCUBLAS_STATUS_[A-Z_]*", " _cublas_status_ "),  # of their own
+    (r"\bCUDNN_STATUS_[A-Z_]*", " _cudnnstatus_ "),  # cuDNN's and cuBLAS's statuses have entries
+    (r"\bCUBLAS_STATUS_[A-Z_]*", " _cublasstatus_ "),  # of their own
     (r"\[[\d,\s]*\]|\((?:\d+,\s*)*\d*,?\)", " _shape_ "),  # [3, 4], (5,), ()
     (r"\b\d+(?:st|nd|rd|th)\b", " _nth_ "),
     (r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b", " _num_ "),

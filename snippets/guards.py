@@ -158,7 +158,8 @@ def assert_grads_flow(module):
                       "torch.no_grad() or requires_grad_(False) between these parameters and the loss")
     if zero:  # the graph reaches them, and every path multiplies by 0
         causes.append(f"all-zero gradient: {', '.join(zero)}. Look for a ReLU that is 0 on the whole "
-                      "batch, a factor or mask of 0, or a loss that does not depend on their values")
+                      "batch, a factor or mask of 0, or a loss that does not depend on their values; "
+                      "if .grad was zeroed in place (zero_grad(set_to_none=False)), for a cut graph too")
     if causes:
         raise GuardError("; ".join(causes))
 

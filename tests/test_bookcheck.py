@@ -103,12 +103,17 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
             check_block(blocks, blocks[0])
 
 
+def test_every_state_read_has_its_reset():
+    assert state._readers().keys() == state._writers().keys()
+
+
 @pytest.mark.parametrize("leak", [
     "keep = torch.inference_mode(); keep.__enter__()",
     "torch.set_autocast_enabled('cpu', True)",
     "torch.set_default_dtype(torch.float64)",
     "torch.set_grad_enabled(False)",
     "torch.set_printoptions(precision=2, sci_mode=True)",
+    "torch.set_default_device('meta')",
 ])
 def test_every_checked_state_is_also_reset(tmp_path, leak):
     import torch
@@ -123,6 +128,7 @@ def test_every_checked_state_is_also_reset(tmp_path, leak):
         import torch
         assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         assert not torch.is_autocast_enabled("cpu") and torch.get_default_dtype() == torch.float32
+        assert torch.zeros(1).device.type == "cpu"
         ```
         ''')
     blocks = parse_text(path.read_text(), path)

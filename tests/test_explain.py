@@ -162,6 +162,12 @@ def test_each_gpu_library_s_error_finds_its_own_entry_first(message, anchor):
     assert found and found[0]["address"] == f"reference/errors/#{anchor}", [e["address"] for e in found]
 
 
+def test_a_type_name_alone_matches_no_gpu_error():
+    # a type named in an entry's prose (torch.AcceleratorError is a RuntimeError) is not a message
+    found = explain.explain("RuntimeError: Caught RuntimeError in DataLoader worker process 0.")
+    assert all(e["kind"] != "named" for e in found), [e["address"] for e in found]
+
+
 def test_normalise_drops_the_hint_and_replaces_what_varies():
     kind, words = explain.normalise(
         "x.py:3: UserWarning: nothing\nRuntimeError: one of the variables needed for gradient computation has been "

@@ -185,6 +185,11 @@ def test_a_notebooks_starter_cell_and_a_file_with_the_starters_backward_earn_not
     added.write_text(text + "\n\ndef unused():\n    return 0\n")
     check("layernorm", file=added, seed=1, record=tmp_path)
     assert failures("layernorm", tmp_path) == 0
+    rebound = tmp_path / "rebound.py"  # the starter's def kept, but backward is bound to other code
+    rebound.write_text(text + "\n\ndef mine(grad_y, x, weight, bias):\n    return x * 0, weight * 0, bias * 0"
+                       "\n\n\nbackward = mine\n")
+    check("layernorm", file=rebound, seed=1, record=tmp_path)
+    assert failures("layernorm", tmp_path) == 1
 
 
 def test_a_readers_file_imports_a_module_beside_it(tmp_path):

@@ -1016,7 +1016,8 @@ def _backward_code(path):
     except (SyntaxError, ValueError):
         return None
     defs = [c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == "backward"]
-    return defs[-1] if defs else None
+    bound = [i for i in _instructions(module) if i[0] in ("STORE_NAME", "STORE_GLOBAL") and i[1] == "backward"]
+    return defs[-1] if defs and len(bound) == len(defs) else None  # `backward = mine` binds other code
 
 
 def load(path, mod):
