@@ -32,7 +32,8 @@ a time: two workers at once on two cores took longer than one (each worker's tor
 core already).
 
 A chain that kills its worker (a crash in C code, ``os._exit``) fails, saying so; the next
-chain gets a new worker. A block that itself checks a page (``bookcheck.check.check_page``, on
+chain gets a new worker. So does the chain after one that left torch's state other than the
+baseline even after the reset (``_serve``'s ``spoiled``): no chain inherits what another left. A block that itself checks a page (``bookcheck.check.check_page``, on
 the page about verification) runs that page's chains in its own process, in place.
 
 A worker is a ``multiprocessing`` Process and a Pipe, driven from the test process's one thread:
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 
 KERNELS = ("machine", "plain")
 _IN_WORKER: str | None = None  # in a worker: its kernels
@@ -80,7 +82,12 @@ def _started(kernels: str, start_method: str) -> None:
 
 
 def _serve(connection, kernels: str, start_method: str) -> None:
-    """A worker's loop: run each call it receives, send back ("ok", result) or ("error", exc)."""
+    """A worker's loop: run each call it receives, send back ("ok", result, spoiled) or ("error",
+    exc, spoiled); ``spoiled``: torch's state still differs from the baseline after the chain's
+    reset (a block left something the reset cannot undo), so the test process replaces this worker
+    rather than let the next chain inherit it."""
+    from .state import state_leaks
+
     _started(kernels, start_method)
     while True:
         try:
@@ -91,11 +98,12 @@ def _serve(connection, kernels: str, start_method: str) -> None:
             result = ("ok", fn(*args))
         except BaseException as exc:  # noqa: BLE001 - raised again in the test process
             result = ("error", exc)
+        spoiled = "torch" in sys.modules and bool(state_leaks())
         try:
-            connection.send(result)
+            connection.send((*result, spoiled))
         except Exception as exc:  # noqa: BLE001 - a result that does not pickle: say what it was
             connection.send(("error", RuntimeError(f"the worker's result could not be sent back: "
-                                                   f"{type(exc).__name__}: {exc}")))
+                                                   f"{type(exc).__name__}: {exc}"), spoiled))
 
 
 def _worker(kernels: str):
@@ -147,11 +155,13 @@ def call(kernels: str, fn, *args):
     process, connection = _worker(kernels)
     try:
         connection.send((fn, args))
-        status, value = connection.recv()
+        status, value, spoiled = connection.recv()
     except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
         process.join(timeout=10)
         _drop(kernels)
         raise WorkerDied(f"exit code {process.exitcode}") from exc
+    if spoiled:  # the next chain gets a new worker, not what this one's reset could not undo
+        _drop(kernels)
     if status == "error":
         raise value
     return value

@@ -156,10 +156,11 @@ def assert_grads_flow(module):
     if missing:  # the graph does not reach them
         causes.append(f"no gradient reached: {', '.join(missing)}. Look for .detach(), .item(), "
                       "torch.no_grad() or requires_grad_(False) between these parameters and the loss")
-    if zero:  # the graph reaches them, and every path multiplies by 0
+    if zero:  # every path multiplies by 0, or none reaches a .grad zeroed in place
         causes.append(f"all-zero gradient: {', '.join(zero)}. Look for a ReLU that is 0 on the whole "
                       "batch, a factor or mask of 0, or a loss that does not depend on their values; "
-                      "if .grad was zeroed in place (zero_grad(set_to_none=False)), for a cut graph too")
+                      "after zero_grad(set_to_none=False), also for .detach(), .item() or torch.no_grad() "
+                      "between them and the loss")
     if causes:
         raise GuardError("; ".join(causes))
 

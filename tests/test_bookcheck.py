@@ -103,6 +103,36 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
             check_block(blocks, blocks[0])
 
 
+def test_a_device_left_by_a_block_that_passes_is_not_inherited_by_the_next_page(tmp_path):
+    # set inside a device context, the default device reads cpu after the block, but clearing it
+    # restores the context's meta: the worker is replaced, so the next page runs on cpu
+    nested = page(tmp_path, """\
+        ```python
+        import torch
+        with torch.device("meta"):
+            torch.set_default_device("cpu")
+        print(torch.zeros(1).device)
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        cpu
+        ```
+        """, "nested.md")
+    later = page(tmp_path, """\
+        ```python
+        import torch
+        print(torch.zeros(1).device)
+        ```
+
+        <!--pytest-codeblocks:expected-output-->
+        ```text
+        cpu
+        ```
+        """, "later.md")
+    assert check_page(nested) == [] and check_page(later) == [] and check_page(later) == []
+
+
 def test_every_state_read_has_its_reset():
     assert state._readers().keys() == state._writers().keys()
 
