@@ -106,30 +106,11 @@ def test_raises_on_a_shell_block_is_checked(tmp_path):
 def test_a_device_left_by_a_block_that_passes_is_not_inherited_by_the_next_page(tmp_path):
     # set inside a device context, the default device reads cpu after the block, but clearing it
     # restores the context's meta: the worker is replaced, so the next page runs on cpu
-    nested = page(tmp_path, """\
-        ```python
-        import torch
-        with torch.device("meta"):
-            torch.set_default_device("cpu")
-        print(torch.zeros(1).device)
-        ```
-
-        <!--pytest-codeblocks:expected-output-->
-        ```text
-        cpu
-        ```
-        """, "nested.md")
-    later = page(tmp_path, """\
-        ```python
-        import torch
-        print(torch.zeros(1).device)
-        ```
-
-        <!--pytest-codeblocks:expected-output-->
-        ```text
-        cpu
-        ```
-        """, "later.md")
+    prints_its_device = ('```python\nimport torch\n{}print(torch.zeros(1).device)\n```\n\n'
+                         '<!--pytest-codeblocks:expected-output-->\n```text\ncpu\n```\n')
+    nested = page(tmp_path, prints_its_device.format('with torch.device("meta"):\n    torch.set_default_device("cpu")\n'),
+                  "nested.md")
+    later = page(tmp_path, prints_its_device.format(""), "later.md")
     assert check_page(nested) == [] and check_page(later) == [] and check_page(later) == []
 
 
