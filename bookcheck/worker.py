@@ -33,8 +33,9 @@ core already).
 
 A chain that kills its worker (a crash in C code, ``os._exit``) fails, saying so; the next
 chain gets a new worker. So does the chain after one that left torch's state other than the
-baseline even after the reset (``_serve``'s ``spoiled``): no chain inherits what another left. A block that itself checks a page (``bookcheck.check.check_page``, on
-the page about verification) runs that page's chains in its own process, in place.
+baseline even after the reset (``_serve``'s ``spoiled``): no chain inherits what another left.
+A block that itself checks a page (``bookcheck.check.check_page``, on the page about
+verification) runs that page's chains in its own process, in place.
 
 A worker is a ``multiprocessing`` Process and a Pipe, driven from the test process's one thread:
 a chain is sent, its result received; no thread, pool or queue runs in the test process. Work

@@ -733,7 +733,7 @@ def test_a_default_device_left_set_is_a_leak_and_a_once_per_process_warning_reac
                            "once.md")) == []
 
 
-def test_a_printed_set_of_strings_fails_on_every_run_and_the_message_says_why(tmp_path):
+def test_a_set_of_strings_the_two_workers_order_differently_fails_and_the_message_says_why(tmp_path):
     # the two workers start with different hash seeds, as two readers' processes do
     path = page(tmp_path, """\
         ```python
