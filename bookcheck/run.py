@@ -94,7 +94,8 @@ def run_block(block: Block, namespace: dict) -> str:
         got = "\n".join(f"  {w.category.__name__}: {w.message}" for w in undeclared)
         raise HarnessError(
             f"{block.where}: the block warned, and the page does not say so:\n{got}\n"
-            'Fix the code, or declare it: <!--pytest.mark.warns("UserWarning", match="...")-->'
+            f'Fix the code, or declare it: <!--pytest.mark.warns("{undeclared[0].category.__name__}", '
+            'match="...")--> (the type must be exact: a subclass does not count)'
         )
     return shown
 

@@ -747,3 +747,15 @@ def test_a_set_of_strings_the_two_workers_order_differently_fails_and_the_messag
         """)
     [problem] = check_page(path)
     assert "the order of a set of strings (print it sorted)" in problem, problem
+
+
+def test_an_undeclared_warning_is_named_with_the_marker_that_declares_its_type(tmp_path):
+    path = page(tmp_path, """\
+        ```python
+        import warnings
+        warnings.warn("going away", FutureWarning)
+        ```
+        """)
+    [problem] = check_page(path)
+    assert 'FutureWarning: going away' in problem and '<!--pytest.mark.warns("FutureWarning", match="...")-->' in problem, \
+        problem
