@@ -73,9 +73,11 @@ def _writers():
             _leave_inference(base["inference mode"])
 
     def device(base):
-        # set_default_device("cpu") enters a function mode that every torch call then goes through
-        # (and a compiled function's trace shows), though the device reads the same: None leaves
-        # none, torch's own starting state, whatever a block set
+        # None is torch's own starting state, whatever a block set: set_default_device("cpu")
+        # enters a function mode that every torch call then goes through (and a compiled
+        # function's trace shows), though the device reads the same. A mode this cannot clear
+        # (one a block displaced inside `with torch.device(...)`) shows in state_leaks after the
+        # reset, and the worker is replaced (worker._serve): that check covers every writer here
         torch.set_default_device(None if base["default device"].type == "cpu" else base["default device"])
 
     def autocast(base):
