@@ -25,14 +25,17 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     gives that same mean, to the precision of the loss's dtype (a sum-reduced loss, a
     class-weighted or ignore_index mean, a micro-batch whose targets are all ignored, whose
     mean is nan, or a target that broadcasts against the prediction, does not; .grad is then
-    cleared).
+    cleared). Not detected: a layer that mixes rows along dim 0 other than BatchNorm, such as
+    an RNN or attention layer left at batch_first=False, for which dim 0 is time; splitting
+    it splits the sequence (build such layers with batch_first=True).
     """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
     if not isinstance(inputs, torch.Tensor) or not isinstance(targets, torch.Tensor):
         raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}")
+        raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}: "
+                         "pass a Python int, such as int(k)")
     if not torch.is_grad_enabled():
         raise RuntimeError("accumulate_gradients runs backward: call it outside torch.no_grad() "
                            "and torch.inference_mode()")
@@ -43,6 +46,8 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
                          "(p.requires_grad_(True))")
     if inputs.dim() == 0 or inputs.shape[0] == 0:
         raise ValueError(f"inputs has shape {tuple(inputs.shape)}: pass a batch (N, ...) with N >= 1 rows")
+    if targets.dim() == 0:
+        raise ValueError("targets is 0-d: pass one target per row of inputs, shape (N, ...)")
     if inputs.shape[0] != targets.shape[0]:
         raise ValueError(
             f"inputs has {inputs.shape[0]} rows and targets {targets.shape[0]}: pass matching batches"

@@ -496,6 +496,8 @@ def _cases():
         ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, [torch.ones(4, 2)], torch.ones(4, 1), 2), TypeError, "inputs and targets must be tensors"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 3), ValueError, "N = 4 is not divisible by k = 3"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(3, 1), 2), ValueError, "inputs has 4 rows and targets 3"),
+        ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.tensor(1.0), 2), ValueError, "targets is 0-d: pass one target per row of inputs"),
+        ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 2.0), ValueError, r"got 2\.0: pass a Python int, such as int\(k\)"),
         # saved_bytes
         ("saved_bytes", "track_saved", "type", lambda: ctx(call("saved_bytes", "track_saved")(exclude=linear())), TypeError, r"exclude takes an iterable of tensors, got Linear: pass model.parameters\(\)"),
         ("saved_bytes", "track_saved", "shape", lambda: ctx(call("saved_bytes", "track_saved")(exclude=[1.0])), TypeError, "exclude must hold tensors"),
