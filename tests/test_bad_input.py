@@ -229,6 +229,8 @@ def _cases():
         ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), [1.0], None), TypeError, r"x and y must be tensors, \(m, 2\) and \(m, 1\); got list and NoneType"),
         ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 1)), ValueError, r"x must be \(m, 2\) and y \(m, 1\) with m >= 1; got \(2, 3\)"),
         ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(0, 2, dtype=torch.float64), torch.ones(0, 1)), ValueError, r"with m >= 1; got \(0, 2\) and \(0, 1\)"),
+        ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 2), torch.ones(2, 1, dtype=torch.float64)), TypeError, r"x and y must be float64, the model's dtype; got torch.float32 and torch.float64: pass x.double\(\)"),
+        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(10 ** 400), ValueError, "fill must be finite"),
         ("scale.ddp", "full_batch_gradients", "type", lambda: call("scale.ddp", "full_batch_gradients")([linear()]), TypeError, "model must be an nn.Module"),
         ("scale.ddp", "Checkpointed", "type", lambda: call("scale.ddp", "Checkpointed")(tied="yes"), TypeError, "tied must be True or False; got 'yes'"),
         # scale.fsdp

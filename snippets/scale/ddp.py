@@ -57,7 +57,11 @@ def make_model(fill=1.0):
     """``Linear(2, 1, bias=False)`` in float64 with every weight equal to ``fill``."""
     if isinstance(fill, bool) or not isinstance(fill, (int, float)):
         raise TypeError(f"fill must be a number (the value of every weight); got {type(fill).__name__}")
-    if not math.isfinite(fill):
+    try:
+        finite = math.isfinite(fill)
+    except OverflowError:                             # an int beyond float's range
+        finite = False
+    if not finite:
         raise ValueError(f"fill must be finite (the value of every weight); got {fill!r}")
     model = nn.Linear(2, 1, bias=False).double()
     with torch.no_grad():
@@ -71,6 +75,9 @@ def loss_fn(model, x, y):
         raise TypeError(f"x and y must be tensors, (m, 2) and (m, 1); got {type(x).__name__} and {type(y).__name__}")
     if x.dim() != 2 or x.shape[0] == 0 or x.shape[1:] != (2,) or y.shape != (x.shape[0], 1):
         raise ValueError(f"x must be (m, 2) and y (m, 1) with m >= 1; got {tuple(x.shape)} and {tuple(y.shape)}")
+    if x.dtype != torch.float64 or y.dtype != torch.float64:
+        raise TypeError(f"x and y must be float64, the model's dtype; got {x.dtype} and {y.dtype}: "
+                        "pass x.double() and y.double()")
     return (model(x) - y).pow(2).mean()
 # --8<-- [end:setting]
 
@@ -95,7 +102,8 @@ def summing_hook(state, bucket):
 # --8<-- [start:construction]
 def construction_and_average(rank, world_size):
     """Each rank starts from its own weights and buffer; DDP makes them rank 0's. Then one
-    backward: the local gradient (computed without DDP) and the one DDP leaves in ``.grad``."""
+    backward: the local gradient (``torch.autograd.grad`` of DDP's loss, which communicates
+    nothing) and the one DDP's backward leaves in ``.grad``."""
     model = make_model(fill=rank + 1.0)               # weight: rank 0 [[1, 1]], rank 1 [[2, 2]]
     model.register_buffer("seen", torch.tensor(rank + 10.0))   # a buffer: rank 0 10, rank 1 11
     out = {"weight": [model.weight.tolist()], "buffer": [model.seen.item()]}
@@ -103,7 +111,7 @@ def construction_and_average(rank, world_size):
     out["weight"].append(model.weight.tolist())
     out["buffer"].append(model.seen.item())
     x, y = shard(rank, world_size)                    # (2, 2), (2, 1): this rank's rows
-    local, = torch.autograd.grad(loss_fn(model, x, y), model.weight)  # without DDP: no communication
+    local, = torch.autograd.grad(loss_fn(ddp, x, y), model.weight)    # DDP's loss, no all-reduce
     loss_fn(ddp, x, y).backward()                     # DDP's hooks all-reduce during backward
     out["local"], out["ddp"] = local.tolist(), model.weight.grad.tolist()
     model.seen += rank + 1.0                          # a buffer updated from local data...
