@@ -68,6 +68,10 @@ def applied_update(w, delta, dtype) -> float:
     _check_dtype(dtype)
     w = torch.tensor(_check_number(w, "w"), dtype=torch.float64).to(dtype)
     d = torch.tensor(_check_number(delta, "delta"), dtype=torch.float64).to(dtype)
+    for name, value in (("w", w), ("delta", d)):  # a sum that overflows is torch's inf
+        if torch.isinf(value):
+            raise ValueError(f"{name} rounds to inf in {dtype} (largest finite: {torch.finfo(dtype).max}): "
+                             "no update is measured there; pass values in range")
     return ((w + d).double() - w.double()).item()
 
 
@@ -77,10 +81,13 @@ def scaled_step(loss, optimizer, scaler, max_norm=None):
     ``{"norm": gradient norm before clipping or None, "stepped": bool, "scale": next scale}``."""
     _check_step(loss, optimizer, scaler, max_norm)
     scaler.scale(loss).backward()                # every gradient is scale times too large
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    if all(p.grad is None for p in params):      # scaler.step would fail an assert
+        raise ValueError("no parameter of optimizer got a gradient from loss: pass the "
+                         "optimizer of the parameters loss is computed from")
     norm = None
     if max_norm is not None:
         scaler.unscale_(optimizer)               # true gradients; records inf/NaN
-        params = [p for group in optimizer.param_groups for p in group["params"]]
         norm = nn.utils.clip_grad_norm_(params, max_norm).item()
     before = scaler.get_scale()
     scaler.step(optimizer)                       # skipped if a gradient was inf/NaN
