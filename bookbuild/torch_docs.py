@@ -158,7 +158,7 @@ DOCS: dict[str, tuple[str, str]] = {
         batch_norm binary_cross_entropy binary_cross_entropy_with_logits conv1d cross_entropy dropout embedding
         hardshrink
         gaussian_nll_loss group_norm hinge_embedding_loss huber_loss l1_loss layer_norm linear margin_ranking_loss
-        max_pool1d mse_loss one_hot poisson_nll_loss
+        max_pool1d mse_loss one_hot poisson_nll_loss prelu
         relu relu_ scaled_dot_product_attention smooth_l1_loss soft_margin_loss softplus"""),
     **_inline("nn.init.html", "torch.nn.init", "kaiming_normal_ normal_ orthogonal_ zeros_"),
     **_generated("torch.nn.attention", "sdpa_kernel SDPBackend"),
