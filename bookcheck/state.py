@@ -77,7 +77,8 @@ def _writers():
         # enters a function mode that every torch call then goes through (and a compiled
         # function's trace shows), though the device reads the same. A mode this cannot clear
         # (one a block displaced inside `with torch.device(...)`) shows in state_leaks after the
-        # reset, and the worker is replaced (worker._serve): that check covers every writer here
+        # reset when its device differs from the baseline's, and the worker is replaced
+        # (worker._serve); one of the baseline's own device reads the same and is not seen
         torch.set_default_device(None if base["default device"].type == "cpu" else base["default device"])
 
     def autocast(base):

@@ -33,9 +33,11 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
     if not isinstance(inputs, torch.Tensor) or not isinstance(targets, torch.Tensor):
         raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+    if not isinstance(k, int) or isinstance(k, bool):
         raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}: "
-                         "pass a Python int, such as int(k)")
+                         "pass a Python int")
+    if k < 1:
+        raise ValueError(f"k must be a positive int (the number of micro-batches), got {k!r}: pick k >= 1")
     if not torch.is_grad_enabled():
         raise RuntimeError("accumulate_gradients runs backward: call it outside torch.no_grad() "
                            "and torch.inference_mode()")

@@ -225,12 +225,12 @@ def _cases():
         ("scale.ddp", "shard", "shape", lambda: call("scale.ddp", "shard")(0, 4), ValueError, "run it with world_size=2, not 4"),
         ("scale.ddp", "shard", "nonfinite", lambda: call("scale.ddp", "shard")(NAN), ValueError, "rank must be an int from 0 to 1; got nan"),
         ("scale.ddp", "make_model", "type", lambda: call("scale.ddp", "make_model")("1"), TypeError, "fill must be a number"),
-        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(math.inf), ValueError, "fill must be finite"),
+        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(math.inf), ValueError, "fill must be a finite number float64 can hold"),
         ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), [1.0], None), TypeError, r"x and y must be tensors, \(m, 2\) and \(m, 1\); got list and NoneType"),
         ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 1)), ValueError, r"x must be \(m, 2\) and y \(m, 1\) with m >= 1; got \(2, 3\)"),
         ("scale.ddp", "loss_fn", "shape", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(0, 2, dtype=torch.float64), torch.ones(0, 1)), ValueError, r"with m >= 1; got \(0, 2\) and \(0, 1\)"),
         ("scale.ddp", "loss_fn", "type", lambda: call("scale.ddp", "loss_fn")(call("scale.ddp", "make_model")(), torch.ones(2, 2), torch.ones(2, 1, dtype=torch.float64)), TypeError, r"x and y must be float64, the model's dtype; got torch.float32 and torch.float64: pass x.double\(\)"),
-        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(10 ** 400), ValueError, "fill must be finite"),
+        ("scale.ddp", "make_model", "nonfinite", lambda: call("scale.ddp", "make_model")(10 ** 400), ValueError, "fill must be a finite number float64 can hold .*; got inf$"),
         ("scale.ddp", "full_batch_gradients", "type", lambda: call("scale.ddp", "full_batch_gradients")([linear()]), TypeError, "model must be an nn.Module"),
         ("scale.ddp", "Checkpointed", "type", lambda: call("scale.ddp", "Checkpointed")(tied="yes"), TypeError, "tied must be True or False; got 'yes'"),
         # scale.fsdp
@@ -268,6 +268,8 @@ def _cases():
         ("scale.mixed_precision", "scaled_step", "shape", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), *_opt_and_scaler()), ValueError, "no parameter of optimizer got a gradient from loss: pass the optimizer"),
         ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(70000.0, 1.0, torch.float16), ValueError, r"^w rounds to inf in torch.float16 \(largest finite: 65504.0\)"),
         ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(1.0, 70000.0, torch.float16), ValueError, r"^delta rounds to inf in torch.float16"),
+        ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(10 ** 400, 1.0, torch.float16), ValueError, "^w must be finite; got inf"),
+        ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 0), ValueError, "got 0: pick k >= 1$"),
         # scale.checkpointing
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(linear(), torch.ones(1, 2), "none"), TypeError, "model must be an nn.Sequential of blocks"),
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(nn.Sequential(linear()), torch.ones(1, 2), "full"), ValueError, "mode must be one of 'none'"),
@@ -502,7 +504,7 @@ def _cases():
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 3), ValueError, "N = 4 is not divisible by k = 3"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(3, 1), 2), ValueError, "inputs has 4 rows and targets 3"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.tensor(1.0), 2), ValueError, "targets is 0-d: pass one target per row of inputs"),
-        ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 2.0), ValueError, r"got 2\.0: pass a Python int, such as int\(k\)"),
+        ("recipes", "accumulate_gradients", "type", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 2.0), ValueError, r"got 2\.0: pass a Python int$"),
         # saved_bytes
         ("saved_bytes", "track_saved", "type", lambda: ctx(call("saved_bytes", "track_saved")(exclude=linear())), TypeError, r"exclude takes an iterable of tensors, got Linear: pass model.parameters\(\)"),
         ("saved_bytes", "track_saved", "shape", lambda: ctx(call("saved_bytes", "track_saved")(exclude=[1.0])), TypeError, "exclude must hold tensors"),

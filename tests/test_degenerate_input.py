@@ -728,24 +728,28 @@ def test_importing_snippets_under_dash_m_does_not_exit():
 
 
 class TimeFirstRNN(nn.Module):
-    """(T, N, 2) -> (N, 1): an RNN left at batch_first=False, then a head on its last step."""
+    """(T, N, 2) -> (T, N, 1): an RNN left at batch_first=False, a head at every step; with
+    ``recurrent=False`` the head alone, which treats every (t, n) on its own."""
 
-    def __init__(self):
+    def __init__(self, recurrent=True):
         super().__init__()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            self.rnn, self.head = nn.RNN(2, 3), nn.Linear(3, 1)
+            self.rnn, self.head = (nn.RNN(2, 3) if recurrent else None), nn.Linear(3 if recurrent else 2, 1)
 
     def forward(self, x):
-        return self.head(self.rnn(x)[0][-1])
+        return self.head(self.rnn(x)[0] if self.rnn is not None else x)
 
 
 def test_accumulation_does_not_see_an_rnn_whose_dim_0_is_time():
     """The limit accumulate_gradients's docstring states: it splits dim 0, which such a model
-    reads as time, and nothing refuses it; the gradient is not the full batch's."""
+    reads as time, and nothing refuses it; the gradient is not the full batch's. The same split
+    of a model without recurrence, the control, gives the full batch's gradient."""
     x = torch.randn(4, 2, 2, generator=torch.Generator().manual_seed(1))   # (T=4, N=2, 2)
-    y = torch.randn(4, 1, generator=torch.Generator().manual_seed(2))      # one per split row
-    _, full = full_batch_grads(TimeFirstRNN(), lambda p, t: (p - t[:2]).pow(2).mean(), x, y)
-    _, split = accumulated(TimeFirstRNN(), lambda p, t: (p - t[: p.shape[0]]).pow(2).mean(), x, y, 2)
-    assert all(torch.isfinite(g).all() for g in full + split)
-    assert not all(torch.allclose(a, b) for a, b in zip(full, split))
+    y = torch.randn(4, 2, 1, generator=torch.Generator().manual_seed(2))   # (T, N, 1)
+    for recurrent in (True, False):
+        _, full = full_batch_grads(TimeFirstRNN(recurrent), nn.MSELoss(), x, y)
+        _, split = accumulated(TimeFirstRNN(recurrent), nn.MSELoss(), x, y, 2)
+        assert all(torch.isfinite(g).all() for g in full + split)
+        same = all(torch.allclose(a, b) for a, b in zip(full, split))
+        assert same is not recurrent, recurrent

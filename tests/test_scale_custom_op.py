@@ -81,3 +81,10 @@ def test_degenerate_inputs_give_softplus_answers():
     torch.testing.assert_close(y, F.softplus(x.detach(), beta=2.0), equal_nan=True)
     y.sum().backward()
     torch.testing.assert_close(x.grad, torch.tensor([math.nan, 1.0, 0.0, 0.5]), equal_nan=True)
+
+
+def test_in_float16_beta_times_x_overflows_where_softplus_returns_x():
+    """The limit the module's docstring states: the op computes beta * x in x's dtype."""
+    x = torch.tensor([40000.0], dtype=torch.float16)
+    assert torch.isinf(scaled_softplus(x, 2.0)).all()
+    assert torch.equal(F.softplus(x, beta=2.0), x)

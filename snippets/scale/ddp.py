@@ -58,11 +58,11 @@ def make_model(fill=1.0):
     if isinstance(fill, bool) or not isinstance(fill, (int, float)):
         raise TypeError(f"fill must be a number (the value of every weight); got {type(fill).__name__}")
     try:
-        finite = math.isfinite(fill)
-    except OverflowError:                             # an int beyond float's range
-        finite = False
-    if not finite:
-        raise ValueError(f"fill must be finite (the value of every weight); got {fill!r}")
+        fill = float(fill)
+    except OverflowError:                             # an int beyond float64's range
+        fill = math.inf
+    if not math.isfinite(fill):
+        raise ValueError(f"fill must be a finite number float64 can hold (the value of every weight); got {fill}")
     model = nn.Linear(2, 1, bias=False).double()
     with torch.no_grad():
         model.weight.fill_(fill)
@@ -70,7 +70,7 @@ def make_model(fill=1.0):
 
 
 def loss_fn(model, x, y):
-    """Mean squared error of a (micro-)batch: x (m, 2), y (m, 1) -> scalar."""
+    """Mean squared error of a (micro-)batch: x (m, 2), y (m, 1), both float64 -> scalar."""
     if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
         raise TypeError(f"x and y must be tensors, (m, 2) and (m, 1); got {type(x).__name__} and {type(y).__name__}")
     if x.dim() != 2 or x.shape[0] == 0 or x.shape[1:] != (2,) or y.shape != (x.shape[0], 1):

@@ -46,9 +46,13 @@ def _check_number(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number (an int, a float or a one-element tensor); "
                         f"got {type(value).__name__}")
+    try:
+        value = float(value)
+    except OverflowError:                        # an int beyond float64's range
+        value = math.inf
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")
-    return float(value)
+    return value
 
 
 def ulp(x, dtype) -> float:
@@ -82,9 +86,10 @@ def scaled_step(loss, optimizer, scaler, max_norm=None):
     _check_step(loss, optimizer, scaler, max_norm)
     scaler.scale(loss).backward()                # every gradient is scale times too large
     params = [p for group in optimizer.param_groups for p in group["params"]]
-    if all(p.grad is None for p in params):      # scaler.step would fail an assert
-        raise ValueError("no parameter of optimizer got a gradient from loss: pass the "
-                         "optimizer of the parameters loss is computed from")
+    if all(p.grad is None for p in params):      # an enabled scaler's step asserts there is one
+        raise ValueError("no parameter of optimizer got a gradient from loss: pass the optimizer of "
+                         "the parameters loss is computed from (theirs now hold scaled gradients: "
+                         "zero them)")
     norm = None
     if max_norm is not None:
         scaler.unscale_(optimizer)               # true gradients; records inf/NaN
