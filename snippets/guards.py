@@ -16,7 +16,10 @@ Where to call them in a training step::
     running += as_log_value(loss)     # a float: the graph is not kept alive
 """
 
+import dataclasses
+import numbers
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import SimpleNamespace
 
 import torch
 
@@ -45,9 +48,12 @@ def _trainable(module):
 def assert_no_graph(value, what="value"):
     """Fail if ``value`` keeps an autograd graph alive: a tensor with a ``grad_fn``, or a
     container that holds one at any depth. Every container is walked: a list, tuple, set,
-    deque, dict (keys and values), a dict view, any other Mapping or Collection. An iterator
-    (a generator, map, zip) is refused: checking would consume it. A leaf (a parameter) has
-    no graph behind it: it passes, and so do numbers, strings and NumPy arrays of numbers.
+    deque, dict (keys and values), a dict view, any other Mapping or Collection, and the
+    attributes of a dataclass or a SimpleNamespace. An iterator (a generator, map, zip) is
+    refused: checking would consume it, and so is any other object, whose insides the walk
+    cannot see. A leaf (a parameter) has no graph behind it: it passes, unless its ``.grad``
+    has one (a backward with ``create_graph=True``); numbers, strings, None and NumPy arrays
+    of numbers pass.
 
     Use on anything stored beyond one step: logged losses, collected predictions.
     """
@@ -67,6 +73,11 @@ def _no_graph(value, what, seen):
                 f"{what} is a view of a tensor with a graph (grad_fn={type(value._base.grad_fn).__name__}), "
                 "and the view keeps that graph alive: store value.item() or value.detach()"
             )
+        if value.is_leaf and value.grad is not None and value.grad.grad_fn is not None:
+            raise GuardError(
+                f"{what}.grad has a graph (grad_fn={type(value.grad.grad_fn).__name__}), left by a backward "
+                f"with create_graph=True, and keeps it alive: set {what}.grad = None when it is used"
+            )
         return
     if isinstance(value, (str, bytes, bytearray, memoryview, range)) or id(value) in seen:
         return  # no tensor inside, or a container already being walked (it holds itself)
@@ -83,6 +94,13 @@ def _no_graph(value, what, seen):
         seen.add(id(value))
         for i, item in enumerate(value):
             _no_graph(item, f"{what}[{i}]" if isinstance(value, Sequence) else f"list({what})[{i}]", seen)
+    elif isinstance(value, SimpleNamespace) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        seen.add(id(value))
+        for name, item in vars(value).items():
+            _no_graph(item, f"{what}.{name}", seen)
+    elif value is not None and not isinstance(value, numbers.Number):
+        raise TypeError(f"{what} is a {type(value).__name__}, whose insides assert_no_graph cannot see: "
+                        f"pass the values it holds, e.g. vars({what}) or a list of them")
 
 
 def as_log_value(loss):

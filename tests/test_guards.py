@@ -202,3 +202,32 @@ def test_a_sparse_gradient_is_checked_by_its_values():
     emb.weight.grad = torch.sparse_coo_tensor([[1]], [[float("nan"), 0.0]], (4, 2), check_invariants=True)
     with pytest.raises(GuardError, match="weight.grad has 1 NaN and 0 inf of 8 values, the first at index \\(1, 0\\)"):
         assert_finite_grads(emb)
+
+
+def test_assert_no_graph_walks_a_dataclass_and_a_namespace_and_refuses_other_objects():
+    import dataclasses
+    from types import SimpleNamespace
+
+    @dataclasses.dataclass
+    class Record:
+        step: int
+        loss: object
+
+    loss = (torch.ones(2, requires_grad=True) * 2).sum()
+    for holder, where in ((Record(3, loss), r"log\.loss"), (SimpleNamespace(loss=[loss]), r"log\.loss\[0\]")):
+        with pytest.raises(GuardError, match=where + r" requires grad \(grad_fn=SumBackward0\)"):
+            assert_no_graph(holder, "log")
+    assert_no_graph(Record(3, loss.item()), "log")
+    with pytest.raises(TypeError, match=r"log is a object, whose insides assert_no_graph cannot see"):
+        assert_no_graph(object(), "log")
+    assert_no_graph([None, 1, 2.5, True], "log")
+
+
+def test_assert_no_graph_sees_the_graph_a_create_graph_backward_leaves_in_grad():
+    w = torch.ones(2, requires_grad=True)
+    with pytest.warns(UserWarning, match="reference cycle"):
+        (w ** 3).sum().backward(create_graph=True)   # w.grad = 3 w^2, with a graph
+    with pytest.raises(GuardError, match=r"w\.grad has a graph \(grad_fn=\w+\), left by a backward with create_graph=True"):
+        assert_no_graph(w, "w")
+    w.grad = None
+    assert_no_graph(w, "w")
