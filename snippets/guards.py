@@ -17,7 +17,10 @@ Where to call them in a training step::
 """
 
 import dataclasses
+import datetime
+import enum
 import numbers
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
 
@@ -60,6 +63,12 @@ def assert_no_graph(value, what="value"):
     _no_graph(value, what, set())
 
 
+# Values that cannot hold a tensor: passed without a look inside.
+_HOLDS_NO_TENSOR = (type(None), type(Ellipsis), numbers.Number, type, enum.Enum, os.PathLike,
+                    datetime.date, datetime.time, datetime.timedelta, torch.dtype, torch.device,
+                    torch.layout, torch.memory_format, torch.finfo, torch.iinfo)
+
+
 def _no_graph(value, what, seen):
     if isinstance(value, torch.Tensor):
         if value.grad_fn is not None:
@@ -94,13 +103,18 @@ def _no_graph(value, what, seen):
         seen.add(id(value))
         for i, item in enumerate(value):
             _no_graph(item, f"{what}[{i}]" if isinstance(value, Sequence) else f"list({what})[{i}]", seen)
-    elif isinstance(value, SimpleNamespace) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+    elif isinstance(value, SimpleNamespace):
         seen.add(id(value))
         for name, item in vars(value).items():
             _no_graph(item, f"{what}.{name}", seen)
-    elif value is not None and not isinstance(value, numbers.Number):
-        raise TypeError(f"{what} is a {type(value).__name__}, whose insides assert_no_graph cannot see: "
-                        f"pass the values it holds, e.g. vars({what}) or a list of them")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        seen.add(id(value))                      # its fields, with or without __slots__
+        for field in dataclasses.fields(value):
+            _no_graph(getattr(value, field.name, None), f"{what}.{field.name}", seen)
+    elif not isinstance(value, _HOLDS_NO_TENSOR):
+        hint = f"vars({what})" if hasattr(value, "__dict__") else "a list of them"
+        raise TypeError(f"{what} is of type {type(value).__name__}, whose insides assert_no_graph cannot "
+                        f"see: pass the values it holds, e.g. {hint}")
 
 
 def as_log_value(loss):

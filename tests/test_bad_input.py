@@ -265,10 +265,11 @@ def _cases():
         ("scale.mixed_precision", "scaled_step", "type", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), linear(), None), TypeError, "optimizer must be a torch.optim.Optimizer"),
         ("scale.mixed_precision", "scaled_step", "shape", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss().expand(2), *_opt_and_scaler()), ValueError, r"loss must be a scalar tensor; got shape \(2,\)"),
         ("scale.mixed_precision", "scaled_step", "nonfinite", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), *_opt_and_scaler(), max_norm=NAN), ValueError, "max_norm must be a positive finite number or None; got nan"),
+        ("scale.mixed_precision", "scaled_step", "nonfinite", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), *_opt_and_scaler(), max_norm=10 ** 400), ValueError, "max_norm must be a positive finite number or None; got an int beyond float64's range"),
         ("scale.mixed_precision", "scaled_step", "shape", lambda: call("scale.mixed_precision", "scaled_step")(_scalar_loss(), *_opt_and_scaler()), ValueError, "no parameter of optimizer got a gradient from loss: pass the optimizer"),
         ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(70000.0, 1.0, torch.float16), ValueError, r"^w rounds to inf in torch.float16 \(largest finite: 65504.0\)"),
         ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(1.0, 70000.0, torch.float16), ValueError, r"^delta rounds to inf in torch.float16"),
-        ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(10 ** 400, 1.0, torch.float16), ValueError, "^w must be finite; got inf"),
+        ("scale.mixed_precision", "applied_update", "nonfinite", lambda: call("scale.mixed_precision", "applied_update")(10 ** 400, 1.0, torch.float16), ValueError, "^w must be a finite number float64 can hold; got an int beyond its range$"),
         ("recipes", "accumulate_gradients", "shape", lambda: call("recipes", "accumulate_gradients")(linear(), nn.functional.mse_loss, torch.ones(4, 2), torch.ones(4, 1), 0), ValueError, "got 0: pick k >= 1$"),
         # scale.checkpointing
         ("scale.checkpointing", "checkpoint_costs", "type", lambda: call("scale.checkpointing", "checkpoint_costs")(linear(), torch.ones(1, 2), "none"), TypeError, "model must be an nn.Sequential of blocks"),

@@ -102,8 +102,8 @@ def summing_hook(state, bucket):
 # --8<-- [start:construction]
 def construction_and_average(rank, world_size):
     """Each rank starts from its own weights and buffer; DDP makes them rank 0's. Then one
-    backward: the local gradient (``torch.autograd.grad`` of DDP's loss, which communicates
-    nothing) and the one DDP's backward leaves in ``.grad``."""
+    backward: the local gradient (``torch.autograd.grad`` of DDP's loss, which, with DDP's
+    default options, communicates nothing) and the one DDP's backward leaves in ``.grad``."""
     model = make_model(fill=rank + 1.0)               # weight: rank 0 [[1, 1]], rank 1 [[2, 2]]
     model.register_buffer("seen", torch.tensor(rank + 10.0))   # a buffer: rank 0 10, rank 1 11
     out = {"weight": [model.weight.tolist()], "buffer": [model.seen.item()]}

@@ -49,7 +49,7 @@ def _check_number(value, name):
     try:
         value = float(value)
     except OverflowError:                        # an int beyond float64's range
-        value = math.inf
+        raise ValueError(f"{name} must be a finite number float64 can hold; got an int beyond its range") from None
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value}")
     return value
@@ -124,5 +124,10 @@ def _check_step(loss, optimizer, scaler, max_norm):
     if max_norm is not None:
         if isinstance(max_norm, bool) or not isinstance(max_norm, (int, float)):
             raise TypeError(f"max_norm must be a positive number or None; got {type(max_norm).__name__}")
+        try:
+            float(max_norm)
+        except OverflowError:                    # an int beyond float64's range
+            raise ValueError("max_norm must be a positive finite number or None; got an int beyond "
+                             "float64's range") from None
         if not (math.isfinite(max_norm) and max_norm > 0):
             raise ValueError(f"max_norm must be a positive finite number or None; got {max_norm}")
