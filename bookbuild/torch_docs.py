@@ -102,9 +102,10 @@ DOCS: dict[str, tuple[str, str]] = {
         zero_"""),
     **_owner("tensors.html#torch.Tensor", "torch.Tensor.grad_fn torch.Tensor.data torch.Tensor.dtype "
                                           "torch.Tensor.layout torch.Tensor.relu torch.Tensor.relu_"),
-    # tensor_attributes.md (`.. class:: dtype`, `.. class:: layout`), type_info.md (`.. class:: torch.finfo`,
+    # tensor_attributes.md (`.. class:: dtype`, `device`, `layout`, `memory_format`), type_info.md (`.. class:: torch.finfo`,
     # whose anchor is torch.torch.finfo), size.md (autoclass torch.Size)
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
+    **{f"torch.{n}": ("inline", f"tensor_attributes.html#torch.{n}") for n in ("device", "layout", "memory_format")},
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
