@@ -47,6 +47,12 @@ def _trainable(module):
     return named
 
 
+# Values that cannot hold a tensor: passed without a look inside.
+_HOLDS_NO_TENSOR = (type(None), type(Ellipsis), numbers.Number, type, enum.Enum, os.PathLike,
+                    datetime.date, datetime.time, datetime.timedelta, torch.dtype, torch.device,
+                    torch.layout, torch.memory_format, torch.finfo, torch.iinfo)
+
+
 # --8<-- [start:no_graph]
 def assert_no_graph(value, what="value"):
     """Fail if ``value`` keeps an autograd graph alive: a tensor with a ``grad_fn``, or a
@@ -61,12 +67,6 @@ def assert_no_graph(value, what="value"):
     Use on anything stored beyond one step: logged losses, collected predictions.
     """
     _no_graph(value, what, set())
-
-
-# Values that cannot hold a tensor: passed without a look inside.
-_HOLDS_NO_TENSOR = (type(None), type(Ellipsis), numbers.Number, type, enum.Enum, os.PathLike,
-                    datetime.date, datetime.time, datetime.timedelta, torch.dtype, torch.device,
-                    torch.layout, torch.memory_format, torch.finfo, torch.iinfo)
 
 
 def _no_graph(value, what, seen):
