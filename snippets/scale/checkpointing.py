@@ -22,8 +22,9 @@ backward are the recomputation: a layer that started and did not return is where
 non-reentrant recomputation stopped.
 
 Invariants: the gradients are those of the plain model (checkpointing changes memory and compute,
-not values), added into ``.grad`` as any backward adds them (zero them between two calls); the hooks are removed when the function returns, also when it raises. The reentrant
-variant builds a graph only through inputs that require grad, so with it ``x`` must require grad.
+not values), added into ``.grad`` as any backward adds them (zero them between two calls); the
+hooks are removed when the function returns, also when it raises. The reentrant variant builds a
+graph only through inputs that require grad, so with it ``x`` must require grad.
 """
 
 from __future__ import annotations
