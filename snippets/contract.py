@@ -162,6 +162,9 @@ def saved_bytes_per_element(fn, x):
 
 
 # --8<-- [start:controls]
+import numbers
+
+
 def grads_are_finite(parameters):
     """Policy check: True if every parameter's .grad is finite (no inf, no NaN).
 
@@ -194,7 +197,7 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
     """Eval gate: accept new weights only if their held-out loss is finite and at most
     ``max_increase`` (a fraction) above the baseline's. Returns (accepted, reason)."""
     for name, value in (("candidate_loss", candidate_loss), ("baseline_loss", baseline_loss)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, torch.Tensor)):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, torch.Tensor)):
             raise TypeError(f"{name} must be a number or a one-element tensor, got {type(value).__name__}")
         if isinstance(value, torch.Tensor) and value.numel() != 1:
             raise ValueError(f"{name} must be one number, got shape {tuple(value.shape)}: reduce it, e.g. .mean()")

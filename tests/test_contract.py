@@ -4,6 +4,7 @@ messages that say what to do."""
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -178,3 +179,7 @@ def test_eval_gate():
         eval_gate(0.3, 0.28, max_increase=-0.1)
     with pytest.raises(ValueError, match=r"reduce it, e.g. .mean\(\)"):
         eval_gate(torch.ones(3), 0.28)
+    # a loss computed with NumPy is a real number too; a NumPy bool is not a loss
+    assert eval_gate(np.float32(0.30), np.float64(0.28)) == (True, "held-out loss 0.3 <= limit 0.308")
+    with pytest.raises(TypeError, match="candidate_loss must be a number or a one-element tensor, got bool"):
+        eval_gate(np.bool_(True), 0.28)
