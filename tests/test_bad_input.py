@@ -243,6 +243,8 @@ def _cases():
         ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(4, dtype=torch.float64)), ValueError, r"x must be a tensor of shape \(m, 4\), m >= 1; got shape \(4,\)"),
         ("scale.fsdp", "loss_fn", "shape", lambda: call("scale.fsdp", "loss_fn")(call("scale.fsdp", "make_model")(), torch.ones(0, 4, dtype=torch.float64)), ValueError, r"m >= 1; got shape \(0, 4\)"),
         ("scale.fsdp", "local_shapes", "type", lambda: call("scale.fsdp", "local_shapes")(0, 2, (3, 7)), TypeError, r"sizes must be a list of \(n_in, n_out\) pairs, e.g. \[\(3, 7\)\]; got \(3, 7\)"),
+        ("scale.fsdp", "local_shapes", "type", lambda: call("scale.fsdp", "local_shapes")(0, 2, [(3.0, 7)]), TypeError, r"each size in sizes must be an int, e.g. \[\(3, 7\)\]; got 3.0 in \[\(3.0, 7\)\]"),
+        ("scale.fsdp", "local_shapes", "shape", lambda: call("scale.fsdp", "local_shapes")(0, 2, [(3, 0)]), ValueError, r"each size in sizes must be >= 1, e.g. \[\(3, 7\)\]; got 0 in \[\(3, 0\)\]"),
         ("scale.fsdp", "shard_model", "type", lambda: call("scale.fsdp", "shard_model")(linear(), None), TypeError, r"model must be an nn.Sequential such as make_model\(\); got Linear"),
         # scale.compiled
         ("scale.compiled", "CompileLog", "type", lambda: call("scale.compiled", "CompileLog")(aot="yes"), TypeError, "aot must be True"),
@@ -733,7 +735,7 @@ def _exempt():
     add("scale.fsdp", "shard_model", "shape nonfinite", "takes the page's model and a device mesh; fully_shard "
         "checks the mesh and the options")
     add("scale.fsdp", RANK_FUNCTIONS["scale.fsdp"], "type shape nonfinite", RANK_FUNCTION)
-    add("scale.fsdp", "local_shapes", "shape nonfinite", RANK_FUNCTION + "; sizes is checked by the row above")
+    add("scale.fsdp", "local_shapes", "nonfinite", RANK_FUNCTION + "; sizes is checked by the rows above")
     add("scale.compiled", "CompileLog", "shape nonfinite", "takes one bool, aot")
     add("scale.compiled", "Graph", "type shape nonfinite", "the record CompileLog fills from a graph; a reader reads it")
     add("scale.compiled", "op_name", "type shape nonfinite", "names any graph node's target: a target it does not "

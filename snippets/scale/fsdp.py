@@ -295,6 +295,11 @@ def local_shapes(rank, world_size, sizes):
     ``sizes``, after ``fully_shard`` over ``world_size`` ranks."""
     if not all(isinstance(pair, (tuple, list)) and len(pair) == 2 for pair in sizes):
         raise TypeError(f"sizes must be a list of (n_in, n_out) pairs, e.g. [(3, 7)]; got {sizes!r}")
+    for n in (n for pair in sizes for n in pair):
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"each size in sizes must be an int, e.g. [(3, 7)]; got {n!r} in {sizes!r}")
+        if n < 1:
+            raise ValueError(f"each size in sizes must be >= 1, e.g. [(3, 7)]; got {n} in {sizes!r}")
     mesh = init_device_mesh("cpu", (world_size,))
     shapes = []
     for n_in, n_out in sizes:
