@@ -8,6 +8,7 @@ one parameter's gradient instead of all of them. ``GradBytes`` counts that peak 
 memory is not measured here.
 """
 
+import inspect
 import math
 
 import torch
@@ -35,6 +36,11 @@ def _check_maker(make_optimizer, p):
         raise ValueError("make_optimizer must build its optimizer over the list it is given, e.g. "
                          f"lambda ps: torch.optim.SGD(ps, lr=0.1); given one parameter, it built one over "
                          f"{len(got)} tensor(s){'' if len(got) != 1 else ', another one'}")
+    closure = inspect.signature(opt.step).parameters.get("closure")
+    if closure is not None and closure.default is inspect.Parameter.empty:
+        raise ValueError(f"{type(opt).__name__}.step needs a closure that computes the loss again, which "
+                         "a hook inside backward cannot run: use an optimizer whose step needs none, "
+                         "such as SGD or AdamW")
     lr = float(opt.param_groups[0].get("lr", 0.0))
     if not math.isfinite(lr):
         raise ValueError(f"the optimizer's lr is {lr}: every step would make the parameters NaN")
