@@ -78,8 +78,8 @@ def check_function(fn, *inputs):
     """Run gradcheck and gradgradcheck on ``fn(*inputs)``; return True or raise.
 
     ``fn`` is a callable such as ``Square.apply``. ``inputs`` are passed as they are:
-    tensors (every floating-point one float64, every complex one complex128) and plain values
-    such as an int exponent. At least one non-empty tensor must require grad. A wrong backward
+    tensors (every one that requires grad float64, or complex128 if complex) and plain values
+    such as an int exponent; a fixed tensor of another dtype is not perturbed, so it is allowed. At least one non-empty tensor must require grad. A wrong backward
     raises ``GradcheckError`` (a RuntimeError; ``from torch.autograd.gradcheck import
     GradcheckError``) with the numerical and analytical Jacobians.
     """
@@ -92,7 +92,7 @@ def check_function(fn, *inputs):
                         "gradcheck(fn, (x, s, 3)) takes")
     tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
     for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) \
+        if isinstance(t, torch.Tensor) and t.requires_grad \
                 and t.dtype not in (torch.float64, torch.complex128):
             wide = "to(torch.complex128)" if t.is_complex() else "double()"
             raise TypeError(
@@ -108,7 +108,10 @@ def check_function(fn, *inputs):
     if all(t.numel() == 0 for t in tensors if t.requires_grad):
         raise ValueError("every input that requires grad is empty: gradcheck would compare no element; "
                          "pass a point with at least one element")
-    torch.autograd.gradcheck(fn, inputs)
-    torch.autograd.gradgradcheck(fn, inputs)
+    if torch.is_inference_mode_enabled():
+        raise RuntimeError("check_function needs autograd: call it outside torch.inference_mode()")
+    with torch.enable_grad():  # a caller's torch.no_grad() must not hide the graph
+        torch.autograd.gradcheck(fn, inputs)
+        torch.autograd.gradgradcheck(fn, inputs)
     return True
 # --8<-- [end:check_function]

@@ -116,6 +116,20 @@ def test_check_function_rejects_low_precision_inputs_and_says_what_to_do(dtype):
         check_function(Square.apply, x)
 
 
+def test_check_function_runs_under_no_grad_and_refuses_inference_mode():
+    with torch.no_grad():
+        assert check_function(Square.apply, f64(1.0, 2.0))
+    with torch.inference_mode(), pytest.raises(RuntimeError, match=r"outside torch.inference_mode\(\)"):
+        check_function(Square.apply, f64(1.0, 2.0))
+
+
+def test_check_function_allows_a_fixed_tensor_of_another_dtype():
+    # gradcheck perturbs only the inputs that require grad: a fixed float32 factor is no error
+    s32 = torch.tensor(0.5)
+    assert torch.autograd.gradcheck(ScaledPow.apply, (f64(1.0, -2.0), s32, 3))
+    assert check_function(ScaledPow.apply, f64(1.0, -2.0), s32, 3)
+
+
 def test_check_function_rejects_inputs_that_need_no_grad_and_non_callables():
     with pytest.raises(ValueError, match="no input requires grad"):
         check_function(Square.apply, f64(1.0, requires_grad=False))
