@@ -99,7 +99,7 @@ def run_twice(train, seed):
             if not isinstance(out, list) or not out or not all(isinstance(t, torch.Tensor) for t in out):
                 raise TypeError("train() must return a non-empty list of tensors, e.g. "
                                 f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
-            runs.append([(t.to_dense() if t.is_sparse else t).detach().clone() for t in out])
+            runs.append([(t if t.layout == torch.strided else t.to_dense()).detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")

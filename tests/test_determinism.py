@@ -3,6 +3,7 @@ checked before and after."""
 
 import math
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -144,3 +145,8 @@ def test_run_twice_takes_any_iterable_of_tensors_and_a_sparse_one():
     assert run_twice(lambda: model.parameters(), 0) == 0.0
     sparse = torch.sparse_coo_tensor([[0, 2]], [1.0, 2.0], (3,), check_invariants=True)
     assert run_twice(lambda: [sparse], 0) == 0.0
+    with warnings.catch_warnings():   # torch says once per process that CSR support is in beta
+        warnings.simplefilter("ignore", UserWarning)
+        csr = torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()   # another sparse layout
+    assert run_twice(lambda: [csr], 0) == 0.0
+    assert run_twice(lambda: [csr * torch.rand(())], 0) == 0.0     # seeded again: the same draw
