@@ -117,6 +117,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.Size": ("inline", "size.html#torch.Size"),
     # autograd.md
     **_generated("torch.autograd", "grad"),
+    **_generated("torch.autograd.Function", "forward"),  # listed as Function.forward under torch.autograd
     **_generated("torch.autograd", "gradcheck gradgradcheck", listed_under="torch.autograd.gradcheck"),
     **_generated("torch.autograd.gradcheck", "GradcheckError"),  # in the same list as gradcheck
     **_generated("torch.autograd.forward_ad", "dual_level make_dual unpack_dual UnpackedDualTensor"),
