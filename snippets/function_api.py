@@ -141,6 +141,8 @@ def _reason(exc):
     if "once_differentiable" in text or "doesn't support double backward" in text \
             or "does not require grad and does not have a grad_fn" in text:
         return "once_differentiable"
+    if "not modifying the forward mode gradients inplace" in text:
+        return "jvp must change a dirty input's tangent in place"
     if "jvp" in text and "not implemented" in text.lower() or "jvp function" in text:
         return "no jvp"
     if "Jacobian mismatch" in text:
@@ -168,7 +170,8 @@ def compatibility(fn, inputs, prepare=None):
     inputs: a tuple; tensors among them are float64 (or int64 indices); the first tensor is
     the one differentiated and batched. prepare: optional callable applied to that tensor
     before each call (e.g. ``lambda t: t.clone()`` for a Function that works in place).
-    vmap batches the first tensor over a new leading dim of size 3 and compares with a loop.
+    vmap batches the first tensor over a new leading dim of size 3 (x, x / 2 + 1/4 and
+    -1.5 x) and compares with a loop; a NaN in both, where fn is undefined, agrees.
     Pick inputs without ties or kinks: where fn has no derivative, gradcheck reports "wrong
     values" for a correct backward.
     """
@@ -207,7 +210,8 @@ def compatibility(fn, inputs, prepare=None):
     try:
         got = vmap(f)(batch)
         want = [f(b) for b in batch]
-        ok = all(torch.allclose(g, torch.stack([w[i] for w in want])) for i, g in enumerate(got))
+        ok = all(torch.allclose(g, torch.stack([w[i] for w in want]), equal_nan=True)  # NaN where f is
+                 for i, g in enumerate(got))                                          # undefined: agrees
         row["vmap"] = "yes" if ok else "no: wrong values"
     except Exception as exc:  # noqa: BLE001
         row["vmap"] = "no: " + _reason(exc)

@@ -103,6 +103,44 @@ def test_the_check_says_no_to_a_wrong_backward_and_a_wrong_jvp():
     assert row["vmap"] == "yes"
 
 
+class Log(torch.autograd.Function):
+    """log, correct everywhere; NaN for x < 0, where the batch of the vmap check reaches."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x.log()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g / x
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t / x
+
+
+class ScaleInPlaceNewTangent(ScaleInPlace):
+    """ScaleInPlace whose jvp returns a new tangent instead of scaling the dirty input's."""
+
+    @staticmethod
+    def jvp(ctx, t, _):
+        return t * ctx.k
+
+
+def test_a_nan_in_both_vmap_and_the_loop_agrees_and_an_in_place_jvp_is_named():
+    assert compatibility(Log.apply, (_x(),))["vmap"] == "yes"
+    row = compatibility(ScaleInPlaceNewTangent.apply, (_x(), 3.0), prepare=lambda t: t.clone())
+    assert row["jvp"] == "no: jvp must change a dirty input's tangent in place", row
+
+
 def test_cube_jvp_equals_the_derivative():
     x = _x()
     with fwAD.dual_level():
