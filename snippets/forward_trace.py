@@ -94,6 +94,8 @@ def check_trace(rows):
                     raise AssertionError(f"{node}: cannot evaluate {code[0]!r}: {exc}") from None
             if not isinstance(env[node], torch.Tensor) or env[node].numel() != 1:
                 raise AssertionError(f"{node}: a trace node must be one number, got {env[node]!r}")
+            if env[node].is_complex():
+                raise AssertionError(f"{node}: a trace node must be real, got {env[node].item()}")
             primal, tangent = fwAD.unpack_dual(env[node])
             value = primal.item()
             tangent = 0.0 if tangent is None else tangent.item()

@@ -22,7 +22,10 @@ def _check(f, x):
         raise TypeError(f"f must be a function of one tensor, got {type(f).__name__}")
     if not isinstance(x, torch.Tensor) or x.dim() != 1 or not x.is_floating_point():
         got = f"{x.dtype} tensor of shape {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: flatten it first")
+        fix = ("pass torch.as_tensor(x, dtype=torch.float64).flatten()" if not isinstance(x, torch.Tensor)
+               else "flatten it first" if x.is_floating_point()
+               else "pass x.real or x.abs() as a float tensor" if x.is_complex() else "pass x.double()")
+        raise ValueError(f"x must be a 1-D floating-point tensor (n,), got {got}: {fix}")
     if x.numel() == 0:
         raise ValueError("x is empty, shape (0,): a Jacobian needs n >= 1 inputs")
     if not torch.isfinite(x).all():

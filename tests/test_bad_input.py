@@ -377,6 +377,7 @@ def _cases():
         ("forward_trace", "check_trace", "type", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": 1.0, "tangent": 1.0}]), TypeError, r"to the cells' text \(str\)"),
         ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")([{"node": "x", "computed": "input", "value": "1"}]), TypeError, r"each row must map \('node', 'computed', 'value', 'tangent'\)"),
         ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "1", "1"), ("y", "`torch.stack([x, x])`", "1", "1"))), AssertionError, "y: a trace node must be one number"),
+        ("forward_trace", "check_trace", "shape", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "1", "1"), ("y", "`x * 1j`", "0", "0"))), AssertionError, r"y: a trace node must be real, got 1j"),
         ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "0", "1"), ("y", "`1 / x`", "0", "0"))), AssertionError, "y: the value shown is 0, but forward mode gives inf"),
         ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "0", "1"), ("y", "`torch.log(x) * 0`", "0", "0"))), AssertionError, "y: the value shown is 0, but forward mode gives nan"),
         ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "nan", "1"))), AssertionError, "x: the value cell 'nan' is not a plain decimal number"),
@@ -475,10 +476,11 @@ def _cases():
         ("hvp", "gradient_penalty", "shape", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2, dtype=torch.long), torch.ones(4, 2)), TypeError, "real must be a floating-point tensor .* got torch.int64"),
         ("hvp", "gradient_penalty", "nonfinite", lambda: call("hvp", "gradient_penalty")(linear(), torch.ones(4, 2), torch.full((4, 2), NAN)), ValueError, "fake holds NaN or inf: pass finite samples"),
         # jacobian_cost
-        ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, [1.0]), ValueError, "x must be a 1-D floating-point tensor"),
-        ("jacobian_cost", "jacobian_by_vjps", "shape", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, torch.ones(2, 2)), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got torch.float32 tensor of shape \(2, 2\)"),
+        ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, [1.0]), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got list: pass torch.as_tensor\(x, dtype=torch.float64\).flatten\(\)"),
+        ("jacobian_cost", "jacobian_by_vjps", "shape", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, torch.ones(2, 2)), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got torch.float32 tensor of shape \(2, 2\): flatten it first"),
         ("jacobian_cost", "jacobian_by_jvps", "type", lambda: call("jacobian_cost", "jacobian_by_jvps")("sin", torch.ones(2)), TypeError, "f must be a function of one tensor, got str"),
-        ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.arange(3)), ValueError, "got torch.int64 tensor of shape"),
+        ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.arange(3)), ValueError, r"got torch.int64 tensor of shape \(3,\): pass x.double\(\)"),
+        ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.ones(2, dtype=torch.complex64)), ValueError, r"got torch.complex64 tensor of shape \(2,\): pass x.real or x.abs\(\) as a float tensor"),
         # optim_in_backward
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd(linear().parameters())), TypeError, r"make_optimizer must be a function of a parameter list, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); got SGD"),
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, "model must be an nn.Module, got generator"),
