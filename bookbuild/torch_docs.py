@@ -75,7 +75,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # torch.md: autosummary lists under currentmodule torch
     **_generated("torch", """
         abs add allclose arange are_deterministic_algorithms_enabled as_tensor broadcast_shapes cat chunk clamp
-        cdist compile div view_as_real
+        cdist compile div fill view_as_real
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye floor from_numpy full full_like
         Generator get_autocast_dtype get_num_threads get_rng_state histc hypot initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
@@ -94,7 +94,7 @@ DOCS: dict[str, tuple[str, str]] = {
         abs add add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
         histc imag is_sparse to_dense isinf reciprocal equal isfinite square
-        index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
+        new_zeros index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
         retains_grad scatter shape sin softmax sort split sqrt squeeze std storage_offset stride sub_ sum
@@ -141,7 +141,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.func", "functional_call grad hessian jacfwd jacrev jvp vjp vmap"),
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
-        AlphaDropout BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding
+        AlphaDropout BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding EmbeddingBag
         FeatureAlphaDropout LayerNorm LazyBatchNorm1d LSTM
         LazyBatchNorm2d LazyBatchNorm3d
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
