@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 import torch
 
+from snippets.guards import BATCH_NORMS
 from snippets.saved_bytes import track_saved
 
 
@@ -118,11 +119,9 @@ def tracking_profile(model, x, how):
         raise ValueError(f"how must be one of {HOWS}; got {how!r}")
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be an input tensor; got {type(x).__name__}")
-    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
-                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
     dropouts = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d, torch.nn.Dropout3d,
                 torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
-    norms = [m for m in model.modules() if isinstance(m, batch_norms)]
+    norms = [m for m in model.modules() if isinstance(m, BATCH_NORMS)]
     if not norms or not any(isinstance(m, dropouts) for m in model.modules()):
         raise ValueError("model needs a BatchNorm layer and a Dropout layer to show their modes")
     if norms[0].running_mean is None:

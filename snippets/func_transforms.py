@@ -22,6 +22,8 @@ import snippets.jvp_rules  # noqa: E402,F401 - jacfwd/jvp/hessian without torch 
 
 from torch.func import functional_call, grad, jacfwd, jacrev, vmap  # noqa: E402
 
+from snippets.guards import batch_statistics_layer  # noqa: E402
+
 
 def _check(model, x, y):
     if not isinstance(model, torch.nn.Module):
@@ -37,6 +39,15 @@ def _check(model, x, y):
     if not isinstance(y, torch.Tensor) or y.dtype != torch.int64 or y.shape != x.shape[:1]:
         got = f"{y.dtype} {tuple(y.shape)}" if isinstance(y, torch.Tensor) else type(y).__name__
         raise ValueError(f"y must be an int64 tensor of shape ({x.shape[0]},), one class per row of x; got {got}")
+    if (y < 0).any():
+        raise ValueError(f"y holds a negative class index, {int(y.min())}: pass classes 0..C-1 (cross_entropy "
+                         "would give -100, its ignore_index, a gradient of zeros silently)")
+    found = batch_statistics_layer(model)
+    if found:
+        name, layer = found
+        raise ValueError(f"model.{name} ({type(layer).__name__}) normalises with the statistics of its batch, so "
+                         "one example's gradient depends on the others: call model.eval() first, or use a "
+                         "norm of one example (LayerNorm, GroupNorm)")
 
 
 # --8<-- [start:per_sample]

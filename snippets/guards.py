@@ -47,6 +47,23 @@ def _trainable(module):
     return named
 
 
+# The batch norm layers (torch has no public base class for them).
+BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
+               torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
+
+
+def batch_statistics_layer(model):
+    """``(name, layer)`` of the first batch norm of ``model`` that normalises with the mean and
+    variance of its batch (in training mode, or without running statistics), so that each row's
+    output depends on the other rows; None if there is none. Other layers that mix the rows of a
+    batch are not detected."""
+    _check_module(model)
+    for name, layer in model.named_modules():
+        if isinstance(layer, BATCH_NORMS) and (layer.training or layer.running_mean is None):
+            return name, layer
+    return None
+
+
 # Values that cannot hold a tensor: passed without a look inside.
 _HOLDS_NO_TENSOR = (type(None), type(Ellipsis), numbers.Number, type, enum.Enum, os.PathLike,
                     datetime.date, datetime.time, datetime.timedelta, torch.dtype, torch.device,

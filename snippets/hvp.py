@@ -10,6 +10,7 @@ vector; the three must agree.
 import torch
 
 import snippets.jvp_rules  # noqa: F401 - forward mode loaded quietly (torch.func.jvp below)
+from snippets.guards import batch_statistics_layer
 
 
 def _refuse_inference_mode(name):
@@ -50,9 +51,7 @@ def _check_batches(critic, real, fake):
         raise ValueError(f"real and fake are empty, {tuple(real.shape)}: the penalty is a mean over samples; pass N >= 1")
     if real.dtype != fake.dtype:
         raise TypeError(f"real is {real.dtype} and fake {fake.dtype}: pass both in the critic's dtype")
-    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
-                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
-    if any(isinstance(m, batch_norms) and (m.training or m.running_mean is None) for m in critic.modules()):
+    if batch_statistics_layer(critic):
         raise ValueError("critic normalises with batch statistics (a BatchNorm in train mode, or without "
                          "running stats), which mix the samples, so the gradient of the summed scores is "
                          "not per sample: use LayerNorm in the critic, as WGAN-GP does")

@@ -10,6 +10,8 @@ import math
 
 import torch
 
+from snippets.guards import batch_statistics_layer
+
 
 def accumulate_gradients(model, loss_fn, inputs, targets, k):
     """Backward over ``k`` micro-batches; ``.grad`` ends equal to the full-batch gradient.
@@ -59,17 +61,16 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
             f"N = {inputs.shape[0]} is not divisible by k = {k}: with unequal micro-batches the "
             "1/k scaling no longer gives the full-batch mean; pick k dividing N"
         )
-    batch_norms = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d, torch.nn.SyncBatchNorm,
-                   torch.nn.LazyBatchNorm1d, torch.nn.LazyBatchNorm2d, torch.nn.LazyBatchNorm3d)
-    for name, layer in model.named_modules():
-        if k > 1 and isinstance(layer, batch_norms) and (layer.training or layer.running_mean is None):
-            raise ValueError(
-                f"{'model.' + name if name else 'model'} ({type(layer).__name__}) normalises with the mean and "
-                f"variance of its batch, and a micro-batch of {inputs.shape[0] // k} rows has other statistics "
-                f"than the full batch of {inputs.shape[0]}: accumulation would not give the full-batch gradient. "
-                "Pass k=1" + ("" if layer.running_mean is None else
-                              ", or call model.eval() first if it should use its running statistics")
-            )
+    found = batch_statistics_layer(model) if k > 1 else None
+    if found:
+        name, layer = found
+        raise ValueError(
+            f"{'model.' + name if name else 'model'} ({type(layer).__name__}) normalises with the mean and "
+            f"variance of its batch, and a micro-batch of {inputs.shape[0] // k} rows has other statistics "
+            f"than the full batch of {inputs.shape[0]}: accumulation would not give the full-batch gradient. "
+            "Pass k=1" + ("" if layer.running_mean is None else
+                          ", or call model.eval() first if it should use its running statistics")
+        )
     model.zero_grad(set_to_none=True)
     total, predictions = 0.0, []
     for x_mb, y_mb in zip(inputs.chunk(k), targets.chunk(k)):  # each (N/k, ...)

@@ -387,6 +387,9 @@ def _cases():
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(5, 3), torch.zeros(5)), ValueError, r"y must be an int64 tensor of shape \(5,\), one class per row of x; got torch.float32 \(5,\)"),
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(0, 3), torch.zeros(0, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got \(0, 3\)"),
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(5, 4), torch.zeros(5, dtype=torch.long)), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
+        ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), ValueError, r"model.1 \(BatchNorm1d\) normalises with the statistics of its batch, so one example's gradient depends on the others: call model.eval\(\) first"),
+        ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(2, 3), torch.tensor([0, -100])), ValueError, r"y holds a negative class index, -100: pass classes 0..C-1"),
+        ("guards", "batch_statistics_layer", "type", lambda: call("guards", "batch_statistics_layer")(linear().parameters()), TypeError, "module must be a torch.nn.Module, got generator"),
         ("func_transforms", "per_sample_grads_vmap", "type", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), [[1.0, 2.0, 3.0]], torch.zeros(1, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got list"),
         ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"got \(3,\)"),
         ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(5, 3, dtype=torch.float64), torch.zeros(5, dtype=torch.long)), RuntimeError, "expected m1 and m2 to have the same dtype, but got: double != float"),
@@ -781,6 +784,8 @@ def _exempt():
     add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
+    add("guards", "batch_statistics_layer", "shape nonfinite", "takes a module and reads its layers' types and modes, "
+        "not values")
     add("guards", "assert_no_graph", "nonfinite", "checks for a graph, not values; assert_finite checks values")
     add("guards", "as_log_value", "nonfinite", "returns nan for a NaN loss: the logged value is the truth")
     add("guards", "assert_finite", "shape", "any shape and dtype (an integer tensor is finite)")

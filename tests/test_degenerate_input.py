@@ -247,6 +247,10 @@ def _rows():
         ("guards", "snapshot", warned(ZERO_INIT, lambda: call("guards", "snapshot")(nn.Linear(0, 0))),
          Torch(warned(ZERO_INIT, lambda: {n: p.detach().clone() for n, p in nn.Linear(0, 0).named_parameters()}))),
         ("guards", "assert_finite", lambda: call("guards", "assert_finite")(torch.ones(0), "empty"), Torch(lambda: None)),
+        ("guards", "batch_statistics_layer", lambda: call("guards", "batch_statistics_layer")(nn.Identity()), Torch(lambda: None)),
+        # in eval mode but without running statistics: still the batch's own
+        ("guards", "batch_statistics_layer", lambda: call("guards", "batch_statistics_layer")(nn.BatchNorm1d(2, track_running_stats=False).eval())[0],
+         Torch(lambda: "")),
         ("guards", "assert_no_stale_grads", lambda: call("guards", "assert_no_stale_grads")(linear()), Torch(lambda: None)),  # .grad None
         ("guards", "assert_grads_flow", lambda: call("guards", "assert_grads_flow")(_zero_grad_model()),
          (AssertionError, "all-zero gradient: weight, bias")),
