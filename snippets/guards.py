@@ -156,7 +156,8 @@ def assert_finite(tensor, what="tensor"):
         t = t.to_dense()  # a sparse .grad, as Embedding(sparse=True) writes
     bad = ~torch.isfinite(t)
     if bad.any():
-        nans, infs = int(torch.isnan(t).sum()), int(torch.isinf(t).sum())
+        nan = torch.isnan(t)   # a complex nan+inf*j is counted once, as a NaN
+        nans, infs = int(nan.sum()), int((torch.isinf(t) & ~nan).sum())
         first = tuple(bad.nonzero()[0].tolist())  # index of the first non-finite element
         how = ("a backward that returns NaN is named by torch.autograd.detect_anomaly()" if nans else
                "torch.autograd.detect_anomaly() flags NaN only: look for an operation that overflows")

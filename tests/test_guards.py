@@ -145,6 +145,8 @@ def test_nan_gradient_is_caught():
     model.weight.grad = torch.tensor([[float("inf"), 1.0]])
     with pytest.raises(GuardError, match="weight.grad has 0 NaN and 1 inf"):
         assert_finite_grads(model)
+    with pytest.raises(GuardError, match="z has 1 NaN and 0 inf of 2 values"):   # nan+inf*j: one bad value
+        assert_finite(torch.tensor([complex(float("nan"), float("inf")), 1j]), "z")
 
 
 @pytest.mark.parametrize(
