@@ -18,6 +18,11 @@ def _root_node(tensor):
                 "this tensor is a leaf (it has no grad_fn): draw the graph of a tensor "
                 "computed from it, such as the loss"
             )
+        if not (tensor.is_floating_point() or tensor.is_complex()):
+            raise ValueError(
+                f"this tensor is {tensor.dtype}, which cannot carry a gradient, so the operation that "
+                "made it recorded nothing: draw the floating-point tensor it was computed from"
+            )
         raise ValueError(
             "this tensor has no grad_fn: no input required grad, or it was computed "
             "under torch.no_grad() / torch.inference_mode(), so autograd recorded nothing"

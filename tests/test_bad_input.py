@@ -140,7 +140,8 @@ def _cases():
     return [
         # autograd_graph
         ("autograd_graph", "walk", "type", lambda: call("autograd_graph", "walk")(3.0), TypeError, "expected a torch.Tensor, got float"),
-        ("autograd_graph", "walk", "shape", lambda: call("autograd_graph", "walk")(torch.tensor([1, 2])), ValueError, "no grad_fn"),
+        ("autograd_graph", "walk", "shape", lambda: call("autograd_graph", "walk")(torch.tensor([1.0, 2.0])), ValueError, "no grad_fn: no input required grad"),
+        ("autograd_graph", "walk", "shape", lambda: call("autograd_graph", "walk")(torch.tensor([1.0], requires_grad=True).argmax()), ValueError, "this tensor is torch.int64, which cannot carry a gradient"),
         ("autograd_graph", "node_label", "type", lambda: call("autograd_graph", "node_label")(3.0), TypeError, "node must be an autograd node"),
         ("autograd_graph", "node_label", "shape", lambda: call("autograd_graph", "node_label")(graph_loss().grad_fn, ["w"]), TypeError, "names must be a dict"),
         ("autograd_graph", "to_mermaid", "type", lambda: call("autograd_graph", "to_mermaid")("L"), TypeError, "expected a torch.Tensor, got str"),
