@@ -105,11 +105,10 @@ DOCS: dict[str, tuple[str, str]] = {
     # tensor_attributes.md (`.. class:: dtype`, `device`, `layout`, `memory_format`), type_info.md (`.. class:: torch.finfo`,
     # whose anchor is torch.torch.finfo), size.md (autoclass torch.Size)
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
-    **{f"torch.{n}": ("inline", f"tensor_attributes.html#torch.{n}") for n in ("device", "layout", "memory_format")},
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
-    **_owner("tensor_attributes.html#torch.layout", "torch.strided"),
+    **_owner("tensor_attributes.html#torch.layout", "torch.strided torch.sparse_coo"),
     "torch.finfo": ("inline", "type_info.html#torch.torch.finfo"),
     "torch.iinfo": ("inline", "type_info.html#torch.torch.iinfo"),
     **_owner("type_info.html#torch.torch.finfo", "torch.finfo.eps torch.finfo.max torch.finfo.tiny"),
@@ -141,11 +140,10 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.func", "functional_call grad hessian jacfwd jacrev jvp vjp vmap"),
     # nn.md, nn.functional.md, nn.init.md (autofunction), nn.attention.md
     **_generated("torch.nn", """
-        AlphaDropout BatchNorm1d BatchNorm2d BatchNorm3d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding EmbeddingBag
-        FeatureAlphaDropout LayerNorm LazyBatchNorm1d LSTM
-        LazyBatchNorm2d LazyBatchNorm3d
+        AlphaDropout BatchNorm1d Conv2d Dropout Dropout1d Dropout2d Dropout3d Embedding EmbeddingBag
+        FeatureAlphaDropout LayerNorm LSTM
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
-        SyncBatchNorm Tanh TransformerEncoderLayer"""),
+        Tanh TransformerEncoderLayer"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),
     **_members("torch.nn.Module", """
         bfloat16 compile double eval get_submodule half load_state_dict modules named_children named_modules

@@ -19,13 +19,15 @@ import torch
 def _check_tensor(t, what="t"):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
-    if t.is_nested:
-        raise ValueError(f"{what}: a nested tensor has no single shape and stride: pass one of its "
-                         f"tensors, {what}.unbind()[i]")
     if t.layout != torch.strided:
         values = f"{what}.coalesce().values()" if t.layout == torch.sparse_coo else f"{what}.values()"
         raise ValueError(f"{what}: only strided (dense) tensors have strides; got layout {t.layout}: "
                          f"pass {values} for its memory ({what}.to_dense() is a copy)")
+    try:
+        t.stride()
+    except RuntimeError:  # a nested tensor of the strided layout
+        raise ValueError(f"{what}: this tensor has no single shape and stride (a nested tensor): pass one "
+                         f"of its tensors, {what}.unbind()[i]") from None
 
 
 # --8<-- [start:describe]
