@@ -37,21 +37,22 @@ def _check(f, x):
     return x.detach()
 
 
+_LEFT_AUTOGRAD = ("f's output does not depend on x through differentiable operations: f leaves "
+                  "autograd (.detach(), .item(), .tolist(), .numpy(), an integer dtype) or does "
+                  "not use x; compute it from x with floating-point torch operations")
+
+
 def _flat(y):
-    if not isinstance(y, torch.Tensor) or y.dim() > 1:
-        shape = tuple(y.shape) if isinstance(y, torch.Tensor) else type(y).__name__
-        raise ValueError(f"f must return a tensor of shape (m,) or (), got {shape}: flatten its output")
+    if not isinstance(y, torch.Tensor):
+        raise ValueError(f"f returned a {type(y).__name__}, not a tensor: " + _LEFT_AUTOGRAD)
+    if y.dim() > 1:
+        raise ValueError(f"f must return a tensor of shape (m,) or (), got {tuple(y.shape)}: flatten its output")
     if y.numel() == 0:
         raise ValueError("f returned an empty tensor, shape (0,): a Jacobian needs m >= 1 outputs")
     if y.is_complex():
         raise ValueError("f returned a complex tensor, whose real and imaginary parts are two "
                          "outputs each: return torch.view_as_real(y).reshape(-1) instead")
     return y.reshape(-1)
-
-
-_LEFT_AUTOGRAD = ("f's output does not depend on x through differentiable operations: f leaves "
-                  "autograd (.detach(), .item(), .tolist(), .numpy(), an integer dtype) or does "
-                  "not use x; compute it from x with floating-point torch operations")
 
 
 def jacobian_by_vjps(f, x):
@@ -81,4 +82,4 @@ def jacobian_by_jvps(f, x):
             if tangent is None:                       # y carries no tangent at all
                 raise ValueError(_LEFT_AUTOGRAD)
             cols.append(tangent)
-    return torch.stack(cols, dim=1), len(cols)        # (m, n), n forward passes
+    return torch.stack(cols, dim=1).to(x.dtype), len(cols)   # (m, n), n forward passes, x's dtype as torch's

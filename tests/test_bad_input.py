@@ -492,6 +492,7 @@ def _cases():
         ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, [1.0]), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got list: pass torch.as_tensor\(x, dtype=torch.float64\).flatten\(\)"),
         ("jacobian_cost", "jacobian_by_vjps", "shape", lambda: call("jacobian_cost", "jacobian_by_vjps")(torch.sin, torch.ones(2, 2)), ValueError, r"x must be a 1-D floating-point tensor \(n,\), got torch.float32 tensor of shape \(2, 2\): flatten it first"),
         ("jacobian_cost", "jacobian_by_jvps", "type", lambda: call("jacobian_cost", "jacobian_by_jvps")("sin", torch.ones(2)), TypeError, "f must be a function of one tensor, got str"),
+        ("jacobian_cost", "jacobian_by_vjps", "type", lambda: call("jacobian_cost", "jacobian_by_vjps")(lambda t: t.sum().item(), torch.ones(2)), ValueError, r"f returned a float, not a tensor: f's output does not depend on x through differentiable operations: f leaves autograd \(.detach\(\), .item\(\)"),
         ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.arange(3)), ValueError, r"got torch.int64 tensor of shape \(3,\): pass x.double\(\)"),
         ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.ones(2, dtype=torch.complex64)), ValueError, r"got torch.complex64 tensor of shape \(2,\): pass x.real or x.abs\(\) as a float tensor"),
         # optim_in_backward

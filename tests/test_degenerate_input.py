@@ -304,6 +304,10 @@ def _rows():
         *[("jacobian_cost", name, lambda name=name: call("jacobian_cost", name)(lambda t: torch.cat([t * 0, t.sum(0, keepdim=True)]), x2)[0],
            Torch(lambda: torch.autograd.functional.jacobian(lambda t: torch.cat([t * 0, t.sum(0, keepdim=True)]), x2)))
           for name in ("jacobian_by_jvps", "jacobian_by_vjps")],
+        # f computes in float64 and returns float32: both give x's dtype, as torch's jacobian does
+        *[("jacobian_cost", name, lambda name=name: call("jacobian_cost", name)(lambda t: t.double().sin().float(), f64(1.0, 2.0))[0].dtype.__repr__(),
+           Torch(lambda: repr(torch.autograd.functional.jacobian(lambda t: t.double().sin().float(), f64(1.0, 2.0)).dtype)))
+          for name in ("jacobian_by_vjps", "jacobian_by_jvps")],
         ("jacobian_cost", "jacobian_by_jvps", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, f64()),
          (ValueError, r"x is empty, shape \(0,\): a Jacobian needs n >= 1 inputs")),
         ("jacobian_cost", "jacobian_by_vjps", lambda: call("jacobian_cost", "jacobian_by_vjps")(lambda t: t[:0], x2),
