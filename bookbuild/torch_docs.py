@@ -105,6 +105,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # tensor_attributes.md (`.. class:: dtype`, `device`, `layout`, `memory_format`), type_info.md (`.. class:: torch.finfo`,
     # whose anchor is torch.torch.finfo), size.md (autoclass torch.Size)
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
+    "torch.device": ("inline", "tensor_attributes.html#torch.device"),
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
@@ -148,7 +149,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_members("torch.nn.Module", """
         bfloat16 compile double eval get_submodule half load_state_dict modules named_children named_modules
         named_parameters parameters register_buffer register_forward_hook register_forward_pre_hook
-        register_full_backward_hook register_full_backward_pre_hook requires_grad_ state_dict to train
+        register_full_backward_hook register_full_backward_pre_hook requires_grad_ state_dict to to_empty train
         zero_grad"""),
     **_generated("torch.nn.utils", "clip_grad_norm_ clip_grad_value_ get_total_norm vector_to_parameters weight_norm"),
     **_generated("torch.nn.utils.parametrizations", "weight_norm"),
@@ -168,7 +169,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # optim.md: autoclass Optimizer, its methods and the algorithms in autosummary lists
     "torch.optim.Optimizer": ("inline", "optim.html#torch.optim.Optimizer"),
     **_generated("torch.optim.Optimizer", "step zero_grad"),
-    **_generated("torch.optim", "Adam AdamW SGD"),
+    **_generated("torch.optim", "Adagrad Adam AdamW SGD"),
     **_members("torch.optim.SGD", "step"),
     **_members("torch.optim.Adam", "step"),
     # amp.md: autoclass torch.autocast; torch.amp.GradScaler has no entry (only the deprecated
