@@ -71,9 +71,9 @@ def hvp_double_backward(f, x, v):
     x = x.detach().requires_grad_(True)   # a fresh leaf: the caller's tensor is not touched
     with torch.enable_grad():             # works even when called under torch.no_grad()
         out = f(x)
-        if not isinstance(out, torch.Tensor) or out.numel() != 1:
+        if not isinstance(out, torch.Tensor) or out.dim() != 0:   # 0-d, as torch.func.grad needs
             got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-            raise ValueError(f"f must return a scalar tensor, got {got}: reduce it, e.g. .sum()")
+            raise ValueError(f"f must return a 0-d tensor, got {got}: reduce it, e.g. .sum()")
         if not out.requires_grad:                                # f is constant in x: H = 0
             return torch.zeros_like(x)
         (g,) = torch.autograd.grad(out, x, create_graph=True, materialize_grads=True)  # x's shape
@@ -89,12 +89,13 @@ def hvp_three_ways(f, x, v):
     """``{"double backward": Hv, "autograd.functional.hvp": Hv, "torch.func": Hv}``; refused under
     ``torch.inference_mode()``, as hvp_double_backward is."""
     _check_point(f, x, v, "hvp_three_ways")
+    hv_double = hvp_double_backward(f, x, v)       # first: its message names a bad f
     _, hv_functional = torch.autograd.functional.hvp(f, x, v)
     # forward-over-reverse: the directional derivative (jvp) of the gradient function
     # (snippets.jvp_rules, imported above, keeps torch's first-use warning quiet).
     _, hv_func = torch.func.jvp(torch.func.grad(f), (x,), (v,))
     return {
-        "double backward": hvp_double_backward(f, x, v),
+        "double backward": hv_double,
         "autograd.functional.hvp": hv_functional,
         "torch.func": hv_func,
     }

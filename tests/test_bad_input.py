@@ -478,9 +478,10 @@ def _cases():
         # hvp
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")("f", f64(1.0), f64(1.0)), TypeError, "f must be a function of one tensor returning a scalar, got str"),
         ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), [1.0], f64(1.0)), TypeError, r"x must be a floating-point tensor, e.g. torch.tensor\(\[1.0, 2.0\]\)"),
-        ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: 1.0, f64(1.0), f64(1.0)), ValueError, "f must return a scalar tensor, got float"),
+        ("hvp", "hvp_double_backward", "type", lambda: call("hvp", "hvp_double_backward")(lambda t: 1.0, f64(1.0), f64(1.0)), ValueError, "f must return a 0-d tensor, got float"),
         ("hvp", "hvp_double_backward", "shape", lambda: call("hvp", "hvp_double_backward")(lambda t: (t ** 3).sum(), f64(1.0, 2.0), f64(1.0)), ValueError, r"v must be a tensor of x's shape \(2,\), got \(1,\)"),
-        ("hvp", "hvp_double_backward", "shape", lambda: call("hvp", "hvp_double_backward")(lambda t: t ** 3, f64(1.0, 2.0), f64(1.0, 1.0)), ValueError, r"f must return a scalar tensor, got \(2,\): reduce it, e.g. .sum\(\)"),
+        ("hvp", "hvp_double_backward", "shape", lambda: call("hvp", "hvp_double_backward")(lambda t: t ** 3, f64(1.0, 2.0), f64(1.0, 1.0)), ValueError, r"f must return a 0-d tensor, got \(2,\): reduce it, e.g. .sum\(\)"),
+        ("hvp", "hvp_three_ways", "shape", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(0, keepdim=True), f64(1.0, 2.0), f64(1.0, 1.0)), ValueError, r"f must return a 0-d tensor, got \(1,\): reduce it"),
         ("hvp", "hvp_three_ways", "type", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), torch.tensor([1, 2]), torch.tensor([1, 1])), TypeError, "x must be a floating-point tensor"),
         ("hvp", "hvp_three_ways", "shape", lambda: call("hvp", "hvp_three_ways")(lambda t: (t ** 3).sum(), f64(1.0, 2.0), [1.0, 1.0]), ValueError, r"v must be a tensor of x's shape \(2,\), got list"),
         ("hvp", "gradient_penalty", "type", lambda: call("hvp", "gradient_penalty")(linear(), [[1.0, 2.0]], torch.ones(1, 2)), TypeError, r"real must be a floating-point tensor \(N, D\), got list"),

@@ -58,7 +58,7 @@ def test_caller_tensor_untouched_and_works_under_no_grad():
         (("not callable", torch.ones(2), torch.ones(2)), TypeError, "f must be a function"),
         ((lambda t: t.sum(), torch.ones(2, dtype=torch.long), torch.ones(2)), TypeError, "floating-point"),
         ((lambda t: t.sum(), torch.ones(2), torch.ones(3)), ValueError, "x's shape"),
-        ((lambda t: t, torch.ones(2), torch.ones(2)), ValueError, "must return a scalar"),
+        ((lambda t: t, torch.ones(2), torch.ones(2)), ValueError, "must return a 0-d tensor"),
         # torch.func's product would come back float64 and the other two float32
         ((lambda t: t.sum(), torch.ones(2), torch.ones(2, dtype=torch.float64)), TypeError, "pass v in x's dtype"),
     ],
