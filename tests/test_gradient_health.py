@@ -71,6 +71,19 @@ def test_a_backward_after_the_block_records_nothing_and_the_table_says_where_to_
         table(flow.norms)
 
 
+def test_a_forward_before_the_block_is_named_as_the_reason_no_output_gradient_was_recorded():
+    """Forward before the block, backward inside it: the weights' gradients are recorded, the
+    outputs' are not; the table says to move the forward, not that the loss skips the layer."""
+    torch.manual_seed(0)
+    model = deep_mlp(depth=2, width=4)
+    loss = model(torch.randn(3, 4)).pow(2).mean()
+    with GradientFlow(model) as flow:
+        loss.backward()
+    text = table(flow.norms)
+    assert text.count("no output gradient: run the forward inside `with GradientFlow(model)`") == 2, text
+    assert "the loss does not use this layer" not in text
+
+
 def test_a_gradient_too_small_for_a_float32_norm_is_not_read_as_a_cut():
     """Entries of about 1e-25: their float32 squares underflow, so ``.norm()`` reads 0; the
     inspector's float64 norm reads the gradient."""
