@@ -148,6 +148,9 @@ def as_log_value(loss):
 # --8<-- [start:finite]
 def assert_finite(tensor, what="tensor"):
     """Fail if ``tensor`` holds a NaN or an infinity; say how many and of which kind."""
+    if tensor is None:
+        raise TypeError(f"{what} is None: if it is a .grad, backward has not run or did not reach that "
+                        "tensor (assert_grads_flow(model) says which parameters it missed)")
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"{what}: expected a tensor, got {type(tensor).__name__}: pass a tensor "
                         "(for a model's gradients, assert_finite_grads(model))")
