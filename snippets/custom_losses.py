@@ -69,10 +69,17 @@ class StableLogSumExp(torch.autograd.Function):
 def _check_logits_target(logits, target):
     _check_scores(logits, "logits")
     if logits.dim() != 2:
-        raise ValueError(f"logits must be (N, C), got shape {tuple(logits.shape)}; flatten extra dims first")
-    if not isinstance(target, torch.Tensor) or target.dtype != torch.int64:
-        got = target.dtype if isinstance(target, torch.Tensor) else type(target).__name__
-        raise TypeError(f"target must be an int64 tensor of class indices, got {got}; use target.long()")
+        fix = ("for one sample (C,), pass logits.unsqueeze(0)" if logits.dim() == 1 else
+               "for (N, C, d...), pass logits.movedim(1, -1).reshape(-1, C) and target.reshape(-1): "
+               "the classes are on dim 1")
+        raise ValueError(f"logits must be (N, C), got shape {tuple(logits.shape)}; {fix}")
+    if not isinstance(target, torch.Tensor):
+        raise TypeError(f"target must be an int64 tensor of class indices, got {type(target).__name__}; "
+                        "pass torch.tensor(target)")
+    if target.dtype != torch.int64:
+        fix = ("for one-hot rows, pass target.argmax(dim=1)" if target.is_floating_point() and target.dim() == 2
+               else "use target.long()")
+        raise TypeError(f"target must be an int64 tensor of class indices, got {target.dtype}; {fix}")
     n, c = logits.shape
     if target.shape != (n,):
         raise ValueError(

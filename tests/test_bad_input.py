@@ -207,7 +207,10 @@ def _cases():
         ("custom_losses", "StableLogSumExp", "type", lambda: cl.StableLogSumExp.apply(torch.zeros(2, dtype=torch.complex64)), TypeError, r"convert real scores with .float\(\) or .double\(\) \(complex scores are not supported\)"),
         ("custom_losses", "StableLogSumExp", "shape", lambda: cl.StableLogSumExp.apply(torch.ones(2, 0)), ValueError, "non-empty last dimension"),
         ("custom_losses", "SoftmaxCrossEntropy", "type", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(2)), TypeError, r"target must be an int64 tensor of class indices, got torch.float32; use target.long\(\)"),
-        ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"logits must be \(N, C\)"),
+        ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"logits must be \(N, C\), got shape \(3,\); for one sample \(C,\), pass logits.unsqueeze\(0\)"),
+        ("custom_losses", "SoftmaxCrossEntropy", "shape", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3, 5), torch.zeros(2, 5, dtype=torch.long)), ValueError, r"for \(N, C, d...\), pass logits.movedim\(1, -1\).reshape\(-1, C\) and target.reshape\(-1\)"),
+        ("custom_losses", "SoftmaxCrossEntropy", "type", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3), [0, 1]), TypeError, r"got list; pass torch.tensor\(target\)"),
+        ("custom_losses", "SoftmaxCrossEntropy", "type", lambda: cl.SoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.eye(3)[:2]), TypeError, r"got torch.float32; for one-hot rows, pass target.argmax\(dim=1\)"),
         ("custom_losses", "StoredSoftmaxCrossEntropy", "type", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), [0, 1]), TypeError, "target must be an int64 tensor"),
         ("custom_losses", "StoredSoftmaxCrossEntropy", "shape", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(3, dtype=torch.long)), ValueError, r"target must have shape \(N,\) = \(2,\)"),
         # determinism
