@@ -75,7 +75,7 @@ DOCS: dict[str, tuple[str, str]] = {
     # torch.md: autosummary lists under currentmodule torch
     **_generated("torch", """
         abs add allclose arange are_deterministic_algorithms_enabled as_tensor broadcast_shapes cat chunk clamp
-        cdist compile div fill view_as_real
+        cdist compile diagonal div fill view_as_real
         complex cos cosh count_nonzero diag dot empty empty_like enable_grad equal exp eye floor from_numpy full full_like
         Generator get_autocast_dtype get_num_threads get_rng_state histc hypot initial_seed
         is_deterministic_algorithms_warn_only_enabled is_grad_enabled is_inference_mode_enabled isfinite isinf
