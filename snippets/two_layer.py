@@ -57,6 +57,8 @@ def make_tensors(N=4, D_in=3, H=5, D_out=2, seed=0, dtype=torch.float64):
         raise ValueError(f"every size must be at least 1, got N={N}, D_in={D_in}, H={H}, D_out={D_out}")
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
         raise TypeError(f"dtype must be a floating-point dtype such as torch.float64, got {dtype!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, such as 0, got {seed!r}")
     gen = torch.Generator().manual_seed(seed)
     sizes = {"N": N, "D_in": D_in, "H": H, "D_out": D_out}
     t = {}

@@ -618,6 +618,7 @@ def _cases():
         ("tensor_engine", "SGD", "nonfinite", lambda: te.SGD(te.MLP([2, 1]).parameters(), NAN), ValueError, "lr must be positive; got nan"),
         # two_layer
         ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(N="4"), TypeError, "sizes must be ints, got N='4'"),
+        ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(seed=None), TypeError, "seed must be an int, such as 0, got None"),
         ("two_layer", "make_tensors", "shape", lambda: call("two_layer", "make_tensors")(H=0), ValueError, "every size must be at least 1, got N=4, D_in=3, H=0, D_out=2"),
         ("two_layer", "make_tensors", "type", lambda: call("two_layer", "make_tensors")(dtype=torch.int64), TypeError, "dtype must be a floating-point dtype such as torch.float64, got torch.int64"),
         ("two_layer", "forward", "type", lambda: call("two_layer", "forward")({**call("two_layer", "make_tensors")(), "X": torch.ones(4, 3)}), TypeError, "W1 is torch.float64 and X torch.float32: pass every tensor in one dtype"),
