@@ -40,14 +40,15 @@ class StableSoftplus(torch.autograd.Function):
 
 # --8<-- [start:schema]
 def _shape_text(shape):
-    return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ")"
+    return "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
 
 
 def check_input(x, shape=None):
     """Raise unless x meets the input contract of ``softplus``; return None.
 
     x: a floating-point torch.Tensor, every value finite. shape: optional expected shape,
-    a tuple whose None entries match any size, e.g. (None, 4) for a batch (N, 4).
+    a tuple whose None entries match any size of one dimension, e.g. (None, 4) for a batch (N, 4).
+    x must be dense (strided) and hold data (not on the meta device).
     Raises TypeError for a wrong type or dtype, ValueError for a wrong shape or a
     non-finite value; each message says what to do.
     """
@@ -64,6 +65,9 @@ def check_input(x, shape=None):
             f"x must be floating point, got {x.dtype}: convert it with x.float() "
             "(or x.double() for a gradient check)"
         )
+    if x.layout != torch.strided or x.is_meta:
+        raise TypeError(f"x must be a dense tensor with values, got layout {x.layout} on {x.device}: "
+                        "pass x.to_dense(), or a tensor on a device that holds data")
     if shape is not None:
         if not isinstance(shape, (tuple, list)) or not all(
                 s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0) for s in shape):
@@ -148,12 +152,12 @@ def saved_bytes_per_element(fn, x):
 
     Counts every storage the graph saves, once (snippets/saved_bytes.py does the counting,
     with torch.autograd.graph.saved_tensors_hooks), including x itself if it is saved.
-    x must require grad, or nothing is recorded. Returns a Python float.
+    fn(x) must build a graph (x, or fn's parameters, must require grad). Returns a Python float.
     """
     from snippets.saved_bytes import saved_bytes
 
-    if not isinstance(x, torch.Tensor) or not x.requires_grad:
-        raise ValueError("x must be a tensor that requires grad: create it with requires_grad=True")
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a tensor, got {type(x).__name__}")
     if x.numel() == 0:
         raise ValueError("x is empty: pass at least one element")
     _, nbytes = saved_bytes(fn, x)

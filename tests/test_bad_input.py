@@ -169,7 +169,8 @@ def _cases():
         ("explain", "main", "shape", lambda: call("explain", "main")(["--unknown", "x"]), SystemExit, "2"),
         # contract
         ("contract", "check_input", "type", lambda: call("contract", "check_input")([1.0]), TypeError, "x must be a torch.Tensor, got list"),
-        ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.ones(3), shape=(None, 4)), ValueError, r"x must have shape \(\*, 4\), got \(3,\)"),
+        ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.ones(3), shape=(None, 4)), ValueError, r"x must have shape \(any, 4\), got \(3,\)"),
+        ("contract", "check_input", "type", lambda: call("contract", "check_input")(torch.eye(2).to_sparse()), TypeError, r"x must be a dense tensor with values, got layout torch.sparse_coo on cpu: pass x.to_dense\(\)"),
         ("contract", "check_input", "shape", lambda: call("contract", "check_input")(torch.tensor([1, 2])), TypeError, "x must be floating point, got torch.int64"),
         ("contract", "check_input", "nonfinite", lambda: call("contract", "check_input")(torch.tensor([[1.0], [NAN]])), ValueError, r"1 non-finite value\(s\) \(inf or NaN\) in row\(s\) \[1\]"),
         ("contract", "softplus", "type", lambda: call("contract", "softplus")(np.ones(2)), TypeError, "x must be a torch.Tensor, got ndarray"),
@@ -183,7 +184,7 @@ def _cases():
         ("contract", "max_grad_error", "shape", lambda: call("contract", "max_grad_error")(lambda t: t.float().exp(), f64(1.0)), TypeError, "fn returned torch.float32 for a float64 x"),
         ("contract", "max_grad_error", "type", lambda: call("contract", "max_grad_error")(lambda t: t.detach().exp(), f64(1.0)), ValueError, "fn's output does not require grad: fn detached it"),
         ("contract", "check_input", "type", lambda: call("contract", "check_input")(torch.ones(2, dtype=torch.complex64)), TypeError, r"x must be real floating point, got torch.complex64: .*pass x.real or x.abs\(\)"),
-        ("contract", "saved_bytes_per_element", "type", lambda: call("contract", "saved_bytes_per_element")(torch.exp, [1.0]), ValueError, "x must be a tensor that requires grad"),
+        ("contract", "saved_bytes_per_element", "type", lambda: call("contract", "saved_bytes_per_element")(torch.exp, [1.0]), TypeError, "x must be a tensor, got list"),
         ("contract", "saved_bytes_per_element", "shape", lambda: call("contract", "saved_bytes_per_element")(torch.exp, torch.ones(0, requires_grad=True)), ValueError, "x is empty"),
         ("contract", "grads_are_finite", "type", lambda: call("contract", "grads_are_finite")(linear()), TypeError, r"got a Linear: pass model.parameters\(\)"),
         ("contract", "grads_are_finite", "type", lambda: call("contract", "grads_are_finite")([1.0]), TypeError, "parameter 0 is a float"),

@@ -58,7 +58,10 @@ def test_large_inputs_stay_finite_where_the_naive_formula_overflows():
     [
         ([1.0, 2.0], None, TypeError, r"torch.as_tensor"),
         (torch.tensor([1, 2]), None, TypeError, r"got torch.int64: convert it with x.float\(\)"),
-        (torch.zeros(8, 3), (None, 4), ValueError, r"shape \(\*, 4\), got \(8, 3\): reshape"),
+        (torch.zeros(8, 3), (None, 4), ValueError, r"shape \(any, 4\), got \(8, 3\): reshape"),
+        (torch.zeros(2, 8, 4), (None, 4), ValueError, r"shape \(any, 4\), got \(2, 8, 4\)"),   # any: one dim
+        (torch.eye(2).to_sparse(), None, TypeError, r"dense tensor with values, got layout torch.sparse_coo"),
+        (torch.zeros(2, device="meta"), None, TypeError, r"got layout torch.strided on meta"),
         (torch.zeros(8, 3), (8,), ValueError, r"shape \(8\), got \(8, 3\)"),
         (torch.tensor([[0.0, float("nan")], [1.0, 2.0], [float("inf"), float("-inf")]]), None,
          ValueError, r"3 non-finite value\(s\) \(inf or NaN\) in row\(s\) \[0, 2\]: drop or repair"),
@@ -131,6 +134,8 @@ def test_saved_bytes_count_what_the_graph_keeps():
     assert saved_bytes_per_element(StableSoftplus.apply, x64) == 8.0
     with pytest.raises(ValueError, match="requires_grad=True"):
         saved_bytes_per_element(StableSoftplus.apply, torch.randn(3))
+    # a module whose parameters require grad builds a graph from data that does not
+    assert saved_bytes_per_element(torch.nn.Linear(4, 4), torch.randn(8, 4)) == 4.0   # it saves x
     with pytest.raises(ValueError, match="empty"):
         saved_bytes_per_element(StableSoftplus.apply, torch.zeros(0, requires_grad=True))
 
