@@ -29,6 +29,13 @@ def central_difference(f, x, h=1e-6):
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x must be a float64 tensor, got {type(x).__name__}: pass "
                         "torch.tensor(values, dtype=torch.float64)")
+    if x.is_complex():
+        raise TypeError(f"x must be a real float64 tensor, got {x.dtype}: pass its real and imaginary "
+                        "parts as two real inputs, or check with torch.autograd.gradcheck, which "
+                        "handles complex128")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a float64 tensor, got {x.dtype}, which has no gradient: "
+                        "pass x.double()")
     if x.dtype != torch.float64:
         raise TypeError(
             f"x must be a float64 tensor, got {x.dtype}: in float32 the rounding error of a "

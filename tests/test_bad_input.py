@@ -375,6 +375,8 @@ def _cases():
         # finite_diff
         ("finite_diff", "central_difference", "type", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), [1.0]), TypeError, "x must be a float64 tensor, got list"),
         ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), torch.ones(2)), TypeError, "x must be a float64 tensor, got torch.float32"),
+        ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w.abs().sum(), torch.ones(2, dtype=torch.complex128)), TypeError, r"x must be a real float64 tensor, got torch.complex128: pass its real and imaginary parts as two real inputs"),
+        ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), torch.arange(2)), TypeError, r"got torch.int64, which has no gradient: pass x.double\(\)"),
         ("finite_diff", "central_difference", "shape", lambda: call("finite_diff", "central_difference")(lambda w: w, f64(1.0, 2.0)), ValueError, r"f must return a one-element tensor, got \(2,\)"),
         ("finite_diff", "central_difference", "nonfinite", lambda: call("finite_diff", "central_difference")(lambda w: w.sum(), f64(1.0, math.inf)), ValueError, "x holds inf at flat index 1: differentiate at a finite point"),
         ("finite_diff", "check_gradient", "type", lambda: call("finite_diff", "check_gradient")("f", f64(1.0)), TypeError, "f must be a function of x"),
