@@ -73,17 +73,20 @@ def test_gradcheck_and_gradgradcheck(fn, make):
     assert torch.autograd.gradgradcheck(fn, make())
 
 
-class WrongBackward(torch.autograd.Function):
+class SavesItsInput(torch.autograd.Function):
+    """The second style, saving x for backward and for jvp; subclasses write the formulas."""
     generate_vmap_rule = True
-
-    @staticmethod
-    def forward(x):
-        return x ** 3
 
     @staticmethod
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(inputs[0])
         ctx.save_for_forward(inputs[0])
+
+
+class WrongBackward(SavesItsInput):
+    @staticmethod
+    def forward(x):
+        return x ** 3
 
     @staticmethod
     def backward(ctx, g):
@@ -103,18 +106,12 @@ def test_the_check_says_no_to_a_wrong_backward_and_a_wrong_jvp():
     assert row["vmap"] == "yes"
 
 
-class Log(torch.autograd.Function):
+class Log(SavesItsInput):
     """log, correct everywhere; NaN for x < 0, where the batch of the vmap check reaches."""
-    generate_vmap_rule = True
 
     @staticmethod
     def forward(x):
         return x.log()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[0])
-        ctx.save_for_forward(inputs[0])
 
     @staticmethod
     def backward(ctx, g):
