@@ -93,7 +93,7 @@ DOCS: dict[str, tuple[str, str]] = {
     **_generated("torch.Tensor", """
         abs add add_ addmv_ all amax any argmax backward count_nonzero bernoulli_ bfloat16 chunk clamp clamp_ clone coalesce conj contiguous copy_ cos cpu
         data_ptr detach dim div_ double element_size exp expand fill_ flatten flip float floor gather grad half
-        histc imag is_sparse to_dense isinf reciprocal equal isfinite square
+        device histc imag is_meta is_sparse to_dense isinf reciprocal equal isfinite square
         new_zeros index_add_ index_fill_ is_complex is_contiguous is_floating_point is_inference is_leaf isnan item log long
         masked_fill masked_fill_ max mean min mul_ nonzero norm numel numpy permute pow put_ ravel real register_hook
         register_post_accumulate_grad_hook repeat requires_grad requires_grad_ reshape resize_ retain_grad
@@ -110,6 +110,8 @@ DOCS: dict[str, tuple[str, str]] = {
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided torch.sparse_coo"),
+    # sparse.md names the compressed layouts in its prose, without an entry of their own
+    **{f"torch.sparse_{n}": ("module", "sparse.html") for n in ("csr", "csc", "bsr", "bsc")},
     "torch.finfo": ("inline", "type_info.html#torch.torch.finfo"),
     "torch.iinfo": ("inline", "type_info.html#torch.torch.iinfo"),
     **_owner("type_info.html#torch.torch.finfo", "torch.finfo.eps torch.finfo.max torch.finfo.tiny"),

@@ -65,7 +65,11 @@ def check_input(x, shape=None):
             f"x must be floating point, got {x.dtype}: convert it with x.float() "
             "(or x.double() for a gradient check)"
         )
-    if x.layout != torch.strided or x.is_meta:
+    try:
+        dense = x.layout == torch.strided and not x.is_meta and x.stride() is not None
+    except RuntimeError:  # a nested tensor has no single stride
+        dense = False
+    if not dense:
         raise TypeError(f"x must be a dense tensor with values, got layout {x.layout} on {x.device}: "
                         "pass x.to_dense(), or a tensor on a device that holds data")
     if shape is not None:
@@ -203,6 +207,8 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
     for name, value in (("candidate_loss", candidate_loss), ("baseline_loss", baseline_loss)):
         if isinstance(value, bool) or not isinstance(value, (numbers.Real, torch.Tensor)):
             raise TypeError(f"{name} must be a number or a one-element tensor, got {type(value).__name__}")
+        if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
+            raise TypeError(f"{name} must be a number or a one-element tensor, got a bool tensor")
         if isinstance(value, torch.Tensor) and value.numel() != 1:
             raise ValueError(f"{name} must be one number, got shape {tuple(value.shape)}: reduce it, e.g. .mean()")
     candidate_loss, baseline_loss = float(candidate_loss), float(baseline_loss)

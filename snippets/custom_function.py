@@ -79,7 +79,9 @@ def check_function(fn, *inputs):
 
     ``fn`` is a callable such as ``Square.apply``. ``inputs`` are passed as they are:
     tensors (every one that requires grad float64, or complex128 if complex) and plain values
-    such as an int exponent; a fixed tensor of another dtype is not perturbed, so it is allowed. At least one non-empty tensor must require grad. A wrong backward
+    such as an int exponent; a fixed tensor of another dtype is not perturbed, so it is allowed
+    while every output stays float64 (or complex128). At least one non-empty tensor must
+    require grad. A wrong backward
     raises ``GradcheckError`` (a RuntimeError; ``from torch.autograd.gradcheck import
     GradcheckError``) with the numerical and analytical Jacobians.
     """
@@ -111,6 +113,13 @@ def check_function(fn, *inputs):
     if torch.is_inference_mode_enabled():
         raise RuntimeError("check_function needs autograd: call it outside torch.inference_mode()")
     with torch.enable_grad():  # a caller's torch.no_grad() must not hide the graph
+        out = fn(*inputs)
+        for j, o in enumerate(out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()) \
+                    and o.dtype not in (torch.float64, torch.complex128):
+                raise TypeError(f"output #{j} is {o.dtype}: a fixed input of lower precision made it so, "
+                                "and its rounding swamps the finite differences; pass that input as "
+                                "t.double()")
         torch.autograd.gradcheck(fn, inputs)
         torch.autograd.gradgradcheck(fn, inputs)
     return True

@@ -77,6 +77,9 @@ def deterministic_algorithms(warn_only=False):
         torch.utils.deterministic.fill_uninitialized_memory = old[2]
 
 
+_SPARSE = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
+
+
 def run_twice(train, seed):
     """Seed, run ``train()``, seed again, run it again; return the max abs difference.
 
@@ -99,7 +102,7 @@ def run_twice(train, seed):
             if not isinstance(out, list) or not out or not all(isinstance(t, torch.Tensor) for t in out):
                 raise TypeError("train() must return a non-empty list of tensors, e.g. "
                                 f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
-            runs.append([(t if t.layout == torch.strided else t.to_dense()).detach().clone() for t in out])
+            runs.append([(t.to_dense() if t.layout in _SPARSE else t).detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")

@@ -45,7 +45,8 @@ def _check(model, x, y):
     found = batch_statistics_layer(model)
     if found:
         name, layer = found
-        raise ValueError(f"model.{name} ({type(layer).__name__}) normalises with the statistics of its batch, so "
+        raise ValueError(f"{'model.' + name if name else 'model'} ({type(layer).__name__}) normalises with "
+                         "the statistics of its batch, so "
                          "one example's gradient depends on the others: call model.eval() first, or use a "
                          "norm of one example (LayerNorm, GroupNorm)")
 

@@ -150,3 +150,7 @@ def test_run_twice_takes_any_iterable_of_tensors_and_a_sparse_one():
         csr = torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_csr()   # another sparse layout
     assert run_twice(lambda: [csr], 0) == 0.0
     assert run_twice(lambda: [csr * torch.rand(())], 0) == 0.0     # seeded again: the same draw
+    with warnings.catch_warnings():   # nested tensors are a prototype: torch says so once
+        warnings.simplefilter("ignore", UserWarning)
+        jagged = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=torch.jagged)
+    assert run_twice(lambda: [jagged], 0) == 0.0                   # a nested layout is compared as it is
