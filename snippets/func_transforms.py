@@ -47,8 +47,8 @@ def _check(model, x, y):
         name, layer = found
         raise ValueError(f"{'model.' + name if name else 'model'} ({type(layer).__name__}) normalises with "
                          "the statistics of its batch, so "
-                         "one example's gradient depends on the others: call model.eval() first, or use a "
-                         "norm of one example (LayerNorm, GroupNorm)")
+                         "one example's gradient depends on the others: call model.eval() first if it keeps "
+                         "running statistics, or use a norm of one example (LayerNorm, GroupNorm)")
 
 
 # --8<-- [start:per_sample]
