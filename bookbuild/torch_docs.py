@@ -107,7 +107,7 @@ DOCS: dict[str, tuple[str, str]] = {
     "torch.dtype": ("inline", "tensor_attributes.html#torch.dtype"),
     "torch.device": ("inline", "tensor_attributes.html#torch.device"),
     **_owner("tensor_attributes.html#torch.dtype", "torch.bfloat16 torch.bool torch.complex64 torch.complex128 torch.float16 "
-                                                   "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 "
+                                                   "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 torch.long "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided torch.sparse_coo"),
     # sparse.md names the compressed layouts in its prose, without an entry of their own
