@@ -41,7 +41,7 @@ def _check(model, x, y):
         raise ValueError(f"y must be an int64 tensor of shape ({x.shape[0]},), one class per row of x; got {got}")
     if (y < 0).any():
         raise ValueError(f"y holds a negative class index, {int(y.min())}: pass classes 0..C-1 (cross_entropy "
-                         "would give -100, its ignore_index, a gradient of zeros silently)")
+                         "skips -100, its ignore_index, and gives that example a gradient of zeros, silently)")
     found = batch_statistics_layer(model)
     if found:
         name, layer = found
