@@ -117,9 +117,9 @@ def check_function(fn, *inputs):
         for j, o in enumerate(out if isinstance(out, (tuple, list)) else (out,)):
             if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex()) \
                     and o.dtype not in (torch.float64, torch.complex128):
-                raise TypeError(f"output #{j} is {o.dtype}: a fixed input of lower precision made it so, "
-                                "and its rounding swamps the finite differences; pass that input as "
-                                "t.double()")
+                raise TypeError(f"output #{j} is {o.dtype}, and its rounding swamps the finite differences: "
+                                "every output must be float64 (or complex128); pass a fixed input of "
+                                "lower precision as t.double(), and do not cast inside fn")
         torch.autograd.gradcheck(fn, inputs)
         torch.autograd.gradgradcheck(fn, inputs)
     return True

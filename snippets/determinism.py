@@ -80,6 +80,20 @@ def deterministic_algorithms(warn_only=False):
 _SPARSE = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
 
 
+def _comparable(t):
+    """t as run_twice compares it: a sparse tensor densified; a nested tensor refused."""
+    if t.layout in _SPARSE:
+        return t.to_dense()
+    try:
+        nested = t.layout != torch.strided or t.stride() is None   # a nested tensor of the strided
+    except RuntimeError:                                            # layout has no stride
+        nested = True
+    if nested:
+        raise TypeError("train() returned a nested tensor, whose two runs cannot be compared as one "
+                        "shape: return its tensors, list(t.unbind())")
+    return t
+
+
 def run_twice(train, seed):
     """Seed, run ``train()``, seed again, run it again; return the max abs difference.
 
@@ -102,7 +116,7 @@ def run_twice(train, seed):
             if not isinstance(out, list) or not out or not all(isinstance(t, torch.Tensor) for t in out):
                 raise TypeError("train() must return a non-empty list of tensors, e.g. "
                                 f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
-            runs.append([(t.to_dense() if t.layout in _SPARSE else t).detach().clone() for t in out])
+            runs.append([_comparable(t).detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
         raise ValueError("the two runs returned tensors of different shapes; train() must be a fixed computation")

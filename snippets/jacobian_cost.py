@@ -43,8 +43,8 @@ _LEFT_AUTOGRAD = ("f's output does not depend on x through differentiable operat
 
 
 def _flat(y):
-    if isinstance(y, (tuple, list)) and y and all(isinstance(t, torch.Tensor) for t in y):
-        raise ValueError(f"f returned a {type(y).__name__} of tensors: return one tensor (m,), e.g. "
+    if isinstance(y, (tuple, list)):
+        raise ValueError(f"f returned a {type(y).__name__}: return one tensor (m,), e.g. "
                          "torch.cat([t.flatten() for t in outputs])")
     if not isinstance(y, torch.Tensor):
         raise ValueError(f"f returned a {type(y).__name__}, not a tensor: " + _LEFT_AUTOGRAD)
