@@ -110,6 +110,7 @@ DOCS: dict[str, tuple[str, str]] = {
                                                    "torch.float32 torch.float64 torch.int16 torch.int32 torch.int64 torch.long "
                                                    "torch.uint8 torch.dtype.is_floating_point"),
     **_owner("tensor_attributes.html#torch.layout", "torch.strided torch.sparse_coo"),
+    "torch.jagged": ("module", "nested.html"),  # the layout of nested.md's examples, with no entry of its own
     # sparse.md names the compressed layouts in its prose, without an entry of their own
     **{f"torch.sparse_{n}": ("module", "sparse.html") for n in ("csr", "csc", "bsr", "bsc")},
     "torch.finfo": ("inline", "type_info.html#torch.torch.finfo"),

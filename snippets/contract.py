@@ -39,6 +39,9 @@ class StableSoftplus(torch.autograd.Function):
 
 
 # --8<-- [start:schema]
+from snippets.views import is_nested
+
+
 def _shape_text(shape):
     return "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
 
@@ -65,14 +68,12 @@ def check_input(x, shape=None):
             f"x must be floating point, got {x.dtype}: convert it with x.float() "
             "(or x.double() for a gradient check)"
         )
+    if is_nested(x):
+        raise TypeError("x is a nested tensor, with no single shape: pass one of its tensors, or "
+                        "x.to_padded_tensor(0.0)")
     if x.layout != torch.strided or x.is_meta:
         raise TypeError(f"x must be a dense tensor with values, got layout {x.layout} on {x.device}: "
                         "pass x.to_dense(), or a tensor on a device that holds data")
-    try:
-        x.stride()
-    except RuntimeError:  # a nested tensor has no single shape nor stride
-        raise TypeError("x is a nested tensor, with no single shape: pass one of its tensors, or "
-                        "x.to_padded_tensor(0.0)") from None
     if shape is not None:
         if not isinstance(shape, (tuple, list)) or not all(
                 s is None or (isinstance(s, int) and not isinstance(s, bool) and s >= 0) for s in shape):

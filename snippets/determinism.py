@@ -49,6 +49,9 @@ def loader_generator(seed):
 
 
 # --8<-- [start:run_twice]
+from snippets.views import is_nested
+
+
 @contextmanager
 def rng_preserved():
     """Restore the states of random, NumPy and torch's CPU generator on exit."""
@@ -84,11 +87,7 @@ def _comparable(t):
     """t as run_twice compares it: a sparse tensor densified; a nested tensor refused."""
     if t.layout in _SPARSE:
         return t.to_dense()
-    try:
-        nested = t.layout != torch.strided or t.stride() is None   # a nested tensor of the strided
-    except RuntimeError:                                            # layout has no stride
-        nested = True
-    if nested:
+    if is_nested(t):
         raise TypeError("train() returned a nested tensor, whose two runs cannot be compared as one "
                         "shape: return its tensors, list(t.unbind())")
     return t

@@ -16,18 +16,33 @@ overlapping arrays); a write through one is seen through the other where their e
 import torch
 
 
+def is_nested(t):
+    """True if ``t`` is a nested tensor: several tensors of different shapes, so no single shape.
+
+    Of the strided layout, it has no stride (``t.stride()`` raises); of the jagged layout, its
+    layout says so. Any other tensor, sparse ones included, gives False.
+    """
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"t: expected a torch.Tensor, got {type(t).__name__}")
+    if t.layout == torch.strided:
+        try:
+            t.stride()
+        except RuntimeError:
+            return True
+        return False
+    return t.layout == torch.jagged
+
+
 def _check_tensor(t, what="t"):
     if not isinstance(t, torch.Tensor):
         raise TypeError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
+    if is_nested(t):
+        raise ValueError(f"{what}: this tensor has no single shape and stride (a nested tensor): pass one "
+                         f"of its tensors, {what}.unbind()[i]")
     if t.layout != torch.strided:
         values = f"{what}.coalesce().values()" if t.layout == torch.sparse_coo else f"{what}.values()"
         raise ValueError(f"{what}: only strided (dense) tensors have strides; got layout {t.layout}: "
                          f"pass {values} for its memory ({what}.to_dense() is a copy)")
-    try:
-        t.stride()
-    except RuntimeError:  # a nested tensor of the strided layout
-        raise ValueError(f"{what}: this tensor has no single shape and stride (a nested tensor): pass one "
-                         f"of its tensors, {what}.unbind()[i]") from None
 
 
 # --8<-- [start:describe]

@@ -642,6 +642,7 @@ def _cases():
         ("views", "shares_storage", "type", lambda: call("views", "shares_storage")(torch.ones(2), [1.0]), TypeError, "b: expected a torch.Tensor, got list"),
         ("views", "shares_storage", "shape", lambda: call("views", "shares_storage")(torch.eye(2).to_sparse(), torch.ones(2)), ValueError, "a: only strided"),
         ("views", "element_offsets", "type", lambda: call("views", "element_offsets")(3), TypeError, "t: expected a torch.Tensor, got int"),
+        ("views", "is_nested", "type", lambda: call("views", "is_nested")(np.ones(2)), TypeError, "t: expected a torch.Tensor, got ndarray"),
         ("views", "element_offsets", "shape", lambda: call("views", "element_offsets")(torch.eye(2).to_sparse()), ValueError, "only strided"),
         # workshop: the checker a reader runs, and torch's own layers it compares against
         ("workshop.check", "check", "type", lambda: wc.check("maxpool", "backward"), TypeError, r"check\('maxpool', backward\): pass your function backward\(grad_y, x\)"),
@@ -847,6 +848,8 @@ def _exempt():
     add("two_layer", "forward backward", "nonfinite", FAITHFUL)
     add("two_layer", "backward", "shape", "takes forward()'s cache, whose shapes forward() checked")
     add("views", "describe shares_storage element_offsets", "nonfinite", "reads shapes, strides and storage, not values")
+    add("views", "is_nested", "shape", "any tensor is a fair question: every layout and shape gets True or False")
+    add("views", "is_nested", "nonfinite", "reads the layout and strides, not values")
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce",
                  "custom_op"):
         add(f"workshop.{task}", "forward backward", "type shape nonfinite", REFERENCE)

@@ -3,6 +3,7 @@ gradients by gradcheck and gradgradcheck, and every check of its contract, inclu
 messages that say what to do."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -17,6 +18,13 @@ from snippets.contract import (
     saved_bytes_per_element,
     softplus,
 )
+
+
+def quiet_nested(layout):
+    """A nested tensor of two rows, without torch's once-per-process prototype warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=layout)
 
 
 def test_gradcheck_and_gradgradcheck_in_float64():
@@ -62,6 +70,7 @@ def test_large_inputs_stay_finite_where_the_naive_formula_overflows():
         (torch.zeros(2, 8, 4), (None, 4), ValueError, r"shape \(any, 4\), got \(2, 8, 4\)"),   # any: one dim
         (torch.eye(2).to_sparse(), None, TypeError, r"dense tensor with values, got layout torch.sparse_coo"),
         (torch.zeros(2, device="meta"), None, TypeError, r"got layout torch.strided on meta"),
+        (quiet_nested(torch.jagged), None, TypeError, r"x is a nested tensor, with no single shape: pass one"),
         (torch.zeros(8, 3), (8,), ValueError, r"shape \(8\), got \(8, 3\)"),
         (torch.tensor([[0.0, float("nan")], [1.0, 2.0], [float("inf"), float("-inf")]]), None,
          ValueError, r"3 non-finite value\(s\) \(inf or NaN\) in row\(s\) \[0, 2\]: drop or repair"),

@@ -641,7 +641,7 @@ def _exempt():
     add("shapes", "ShapeError", EXCEPTION)
     add("shapes", "expect_shape", "reads shapes only: a size 0 is compared like any other size")
     add("two_layer", "make_tensors shapes forward backward", "the hand-derived two-layer network: tests/test_two_layer.py compares with autograd")
-    add("views", "describe shares_storage element_offsets", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
+    add("views", "describe shares_storage element_offsets is_nested", "reads strides and storage: tests/test_views.py covers empty and 0-stride views")
     for task in ("attention", "batchnorm", "embedding", "layernorm", "linear", "logsumexp", "maxpool", "softmax_ce",
                  "custom_op"):
         add(f"workshop.{task}", "cases", CASES)

@@ -1,10 +1,12 @@
 """Tests of snippets/views.py: positions checked against the storage torch really reads, and
 aliasing checked by writing through one tensor and looking through the other."""
 
+import warnings
+
 import pytest
 import torch
 
-from snippets.views import describe, element_offsets, shares_storage
+from snippets.views import describe, element_offsets, is_nested, shares_storage
 
 
 def base():
@@ -112,3 +114,20 @@ def test_non_tensor_and_sparse_inputs_are_rejected(fn):
 def test_shares_storage_names_the_bad_argument():
     with pytest.raises(TypeError, match="b: expected a torch.Tensor"):
         shares_storage(torch.ones(1), 1.0)
+
+
+def test_is_nested_reads_both_layouts_and_only_them():
+    with warnings.catch_warnings():   # nested tensors are a prototype: torch says so once
+        warnings.simplefilter("ignore", UserWarning)
+        nested = [torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], layout=layout)
+                  for layout in (torch.strided, torch.jagged)]
+        csr = torch.eye(2).to_sparse_csr()
+    assert [is_nested(t) for t in nested] == [True, True]
+    others = [torch.ones(2), torch.ones(()), torch.ones(0), torch.ones(4, 2).t(), torch.eye(2).to_sparse(), csr,
+              torch.zeros(2, device="meta")]
+    assert [is_nested(t) for t in others] == [False] * len(others)
+    for t in nested:     # and the functions that read strides say which tensor to pass
+        with pytest.raises(ValueError, match=r"a nested tensor\): pass one of its tensors, t.unbind\(\)\[i\]"):
+            describe(t)
+    with pytest.raises(TypeError, match="t: expected a torch.Tensor, got list"):
+        is_nested([1.0])
