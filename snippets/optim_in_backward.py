@@ -79,7 +79,8 @@ class GradBytes:
     """Peak bytes of ``.grad`` tensors alive at once, sampled each time a gradient lands.
 
     Attach it *before* ``step_in_backward`` (hooks of one tensor run in registration
-    order), so it counts the new gradient before the step frees it.
+    order), so it counts the new gradient before the step frees it. A sparse gradient
+    (``nn.Embedding(sparse=True)``) counts at its dense size: an upper bound.
     """
 
     def __init__(self, model):
