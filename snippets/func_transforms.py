@@ -27,7 +27,8 @@ from snippets.guards import batch_statistics_layer  # noqa: E402
 
 def _check(model, x, y):
     if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: "
+                        "pass the model itself, not model.parameters()")
     if not any(True for _ in model.parameters()):
         raise ValueError("model has no parameters: there is no gradient to compute")
     if not any(p.requires_grad for p in model.parameters()):

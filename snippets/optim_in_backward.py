@@ -17,10 +17,12 @@ from torch import nn
 
 def _check_model(model):
     if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}: pass the module "
+                        "itself, not model.parameters() (loose tensors: an nn.ParameterList of them)")
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
-        raise ValueError("model has no parameter that requires grad")
+        raise ValueError("model has no parameter that requires grad: pass a module with one (a frozen "
+                         "layer's parameters need p.requires_grad_() first)")
     return params
 
 

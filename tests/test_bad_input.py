@@ -264,7 +264,7 @@ def _cases():
         ("scale.fsdp", "shard_model", "type", lambda: call("scale.fsdp", "shard_model")(linear(), None), TypeError, r"model must be an nn.Sequential such as make_model\(\); got Linear"),
         # scale.compiled
         ("scale.compiled", "CompileLog", "type", lambda: call("scale.compiled", "CompileLog")(aot="yes"), TypeError, "aot must be True"),
-        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")([linear()], torch.ones(1, 2)), TypeError, "model must be a torch.nn.Module; got list"),
+        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")([linear()], torch.ones(1, 2)), TypeError, r"model must be a torch.nn.Module; got list: pass the model itself, not model.parameters\(\)"),
         ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), [[1.0, 2.0]]), TypeError, "x must be a tensor"),
         ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2), backend=3), TypeError, "backend must be a backend's name"),
         ("scale.compiled", "eager_vs_compiled", "shape", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2, dtype=torch.long)), ValueError, r"x must be a non-empty floating-point batch.*torch.int64"),
@@ -400,7 +400,7 @@ def _cases():
         ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "0", "1"), ("y", "`torch.log(x) * 0`", "0", "0"))), AssertionError, "y: the value shown is 0, but forward mode gives nan"),
         ("forward_trace", "check_trace", "nonfinite", lambda: call("forward_trace", "check_trace")(trace(("x", "input", "nan", "1"))), AssertionError, "x: the value cell 'nan' is not a plain decimal number"),
         # func_transforms
-        ("func_transforms", "per_sample_grads_loop", "type", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3().parameters(), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), TypeError, "model must be a torch.nn.Module, got generator"),
+        ("func_transforms", "per_sample_grads_loop", "type", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3().parameters(), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), TypeError, r"model must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("func_transforms", "per_sample_grads_loop", "type", lambda: call("func_transforms", "per_sample_grads_loop")(nn.Tanh(), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), ValueError, "model has no parameters"),
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(5, 3), torch.zeros(5)), ValueError, r"y must be an int64 tensor of shape \(5,\), one class per row of x; got torch.float32 \(5,\)"),
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(0, 3), torch.zeros(0, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got \(0, 3\)"),
@@ -438,7 +438,7 @@ def _cases():
         ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, "expected an nn.Module, got generator: pass the model, not its parameters"),
         ("grad_check", "report_dead_grads", "shape", lambda: call("grad_check", "report_dead_grads")(nn.ReLU()), ValueError, "the model has no parameters"),
         # gradient_health
-        ("gradient_health", "GradientFlow", "type", lambda: call("gradient_health", "GradientFlow")(linear().parameters()), TypeError, "model must be an nn.Module, got generator"),
+        ("gradient_health", "GradientFlow", "type", lambda: call("gradient_health", "GradientFlow")(linear().parameters()), TypeError, r"model must be an nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(nn.ReLU()), ValueError, "model has no parameters: there is no layer to inspect"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(nn.LSTM(2, 2)), ValueError, r"module\(s\) '' have parameters but none named weight"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(frozen()), ValueError, r"the weight of layer '' \(Linear\) does not require grad: unfreeze it"),
@@ -509,15 +509,15 @@ def _cases():
         ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.ones(2, dtype=torch.complex64)), ValueError, r"got torch.complex64 tensor of shape \(2,\): pass x.real or x.abs\(\) as a float tensor"),
         # optim_in_backward
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd(linear().parameters())), TypeError, r"make_optimizer must be a function of a parameter list, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); got SGD"),
-        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, "model must be an nn.Module, got generator"),
-        ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(frozen(), sgd), ValueError, "model has no parameter that requires grad"),
+        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, r"model must be an nn.Module, got generator: pass the module itself, not model.parameters\(\)"),
+        ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(frozen(), sgd), ValueError, "model has no parameter that requires grad: pass a module with one"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: None), TypeError, "make_optimizer must return a torch.optim.Optimizer, got NoneType"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(linear().parameters(), lr=0.1)), ValueError, r"make_optimizer must build its optimizer over the list it is given, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); given one parameter, it built one over 2 tensor\(s\)"),
         ("optim_in_backward", "step_in_backward", "nonfinite", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(ps, lr=NAN)), ValueError, "the optimizer's lr is nan: every step would make the parameters NaN"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.LBFGS(ps)), ValueError, "LBFGS.step needs a closure that computes the loss again, which a hook inside backward cannot run: use an optimizer whose step needs none, such as SGD or AdamW"),
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd, step_if=True), TypeError, "step_if must be a function of no arguments that returns True on the micro-batch that should step, got bool"),
-        ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, "model must be an nn.Module, got generator"),
-        ("optim_in_backward", "GradBytes", "shape", lambda: call("optim_in_backward", "GradBytes")(frozen()), ValueError, "model has no parameter that requires grad"),
+        ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, r"model must be an nn.Module, got generator: pass the module itself, not model.parameters\(\)"),
+        ("optim_in_backward", "GradBytes", "shape", lambda: call("optim_in_backward", "GradBytes")(frozen()), ValueError, "model has no parameter that requires grad: pass a module with one"),
         # precision
         ("precision", "tolerance", "type", lambda: call("precision", "tolerance")(torch.float16, "8"), ValueError, "n is the length of the op's longest reduction, a positive int; got '8'"),
         ("precision", "tolerance", "shape", lambda: call("precision", "tolerance")(torch.float64, 8), ValueError, "dtype must be one of"),

@@ -132,7 +132,8 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     training mode updates its running statistics in each run.
     """
     if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
+        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}: "
+                        "pass the model itself, not model.parameters()")
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no parameter that requires grad: there is no gradient to compare")
