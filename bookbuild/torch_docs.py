@@ -149,6 +149,8 @@ DOCS: dict[str, tuple[str, str]] = {
         Linear MSELoss Module ModuleDict ModuleList ParameterDict ReLU Sequential Sigmoid Softmax
         Tanh TransformerEncoderLayer"""),
     "torch.nn.Parameter": ("page", "generated/torch.nn.parameter.Parameter.html"),
+    **{f"torch.nn.parameter.Uninitialized{n}": ("page", f"generated/torch.nn.parameter.Uninitialized{n}.html")
+       for n in ("Parameter", "Buffer")},
     **_members("torch.nn.Module", """
         bfloat16 compile double eval get_submodule half load_state_dict modules named_children named_modules
         named_parameters parameters register_buffer register_forward_hook register_forward_pre_hook

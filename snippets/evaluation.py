@@ -23,6 +23,11 @@ def _check_module(model):
         raise TypeError(
             f"model must be a torch.nn.Module; got {type(model).__name__}: pass the model itself"
         )
+    lazy = (torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer)
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        if isinstance(t, lazy):   # created at the first forward: inside, an inference tensor
+            raise ValueError(f"model has a lazy layer whose {name} is not created yet: run one forward "
+                             "pass outside inference mode first (made inside, it would never train)")
 
 
 # --8<-- [start:evaluate]

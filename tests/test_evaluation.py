@@ -228,3 +228,18 @@ def test_tracking_profile_leaves_the_model_as_it_was():
         assert torch.equal(v, state[k]), k
     assert [m.training for m in model.modules()] == [True, True, False, True, True, True]
     assert all(p.grad is None for p in model.parameters())
+
+
+def test_a_lazy_layer_is_refused_until_a_forward_pass_created_it():
+    """Created under inference mode, a lazy weight would be an inference tensor that never trains."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.LazyLinear(2), torch.nn.LazyBatchNorm1d())
+    x = torch.ones(4, 3)
+    for call in (lambda: evaluate(model, [x]), lambda: evaluating(model).__enter__()):
+        with pytest.raises(ValueError, match=r"lazy layer whose 0.weight is not created yet: run one forward pass "
+                                             "outside inference mode first"):
+            call()
+    assert isinstance(model[0].weight, torch.nn.parameter.UninitializedParameter)   # refused before any forward
+    model(x).sum().backward()                     # created outside inference mode: it trains
+    assert model[0].weight.grad is not None and not model[0].weight.is_inference()
+    assert evaluate(model, [x]).shape == (4, 2)
