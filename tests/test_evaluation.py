@@ -243,3 +243,11 @@ def test_a_lazy_layer_is_refused_until_a_forward_pass_created_it():
     model(x).sum().backward()                     # created outside inference mode: it trains
     assert model[0].weight.grad is not None and not model[0].weight.is_inference()
     assert evaluate(model, [x]).shape == (4, 2)
+
+
+def test_tracking_profile_reads_eval_mode_on_a_batch_with_nan():
+    """Two eval-mode passes over a row of NaN are the same output: no dropout is reported."""
+    x = torch.randn(4, D_IN)
+    x[0, 0] = float("nan")
+    for how in ("eval", "eval+inference_mode"):
+        assert not tracking_profile(make_model(), x, how)["dropout_active"], how
