@@ -3,9 +3,11 @@
 While a ``track_saved()`` block is open, every tensor that an operation saves for its
 backward passes through a pack hook. The hook returns a detached alias of it (the graph keeps
 the same storage it would keep anyway) and records a weak reference to it. Afterwards,
-``alive_bytes()`` adds up the bytes of the saved tensors that are still alive: measured
-before ``backward()``, that is the activation memory of the graph; measured after the graph
-is gone, it is what something else (a logged loss, a list of outputs) still keeps alive.
+``alive_bytes()`` adds up the bytes of the saved tensors that the graph still holds: measured
+before ``backward()``, that is the activation memory of the graph; measured later, it is what
+something else (a logged loss, a list of outputs) keeps of the graph alive. A saved tensor
+that the caller also holds by name (the input ``x``) stops counting when no node holds it,
+though its memory stays.
 
 Invariants: bytes are counted per storage, so a tensor saved by two operations (a ReLU output
 saved by the ReLU and by the next Linear) counts once, and a saved view counts its whole
