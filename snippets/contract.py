@@ -68,6 +68,8 @@ def check_input(x, shape=None):
             f"x must be floating point, got {x.dtype}: convert it with x.float() "
             "(or x.double() for a gradient check)"
         )
+    if x.element_size() == 1:   # a float8 dtype: a storage format, with few operations
+        raise TypeError(f"x must be float16 or wider, got {x.dtype}: convert it with x.float()")
     if is_nested(x):
         raise TypeError("x is a nested tensor, with no single shape: pass one of its tensors, or "
                         "x.to_padded_tensor(0.0)")
@@ -172,6 +174,7 @@ def saved_bytes_per_element(fn, x):
 
 
 # --8<-- [start:controls]
+import math
 import numbers
 
 
@@ -214,14 +217,16 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
         if isinstance(value, torch.Tensor) and value.numel() != 1:
             raise ValueError(f"{name} must be one number, got shape {tuple(value.shape)}: reduce it, e.g. .mean()")
     candidate_loss, baseline_loss = float(candidate_loss), float(baseline_loss)
-    if not (torch.isfinite(torch.tensor(baseline_loss)) and baseline_loss >= 0):
+    if not (math.isfinite(baseline_loss) and baseline_loss >= 0):
         raise ValueError(
             f"baseline loss is {baseline_loss}: gate against the finite, non-negative held-out "
             "loss of a model known to be good"
         )
-    if not max_increase >= 0:
-        raise ValueError(f"max_increase must be >= 0, got {max_increase}: e.g. 0.1 for 10 %")
-    if not torch.isfinite(torch.tensor(candidate_loss)):
+    if isinstance(max_increase, bool) or not isinstance(max_increase, numbers.Real):
+        raise TypeError(f"max_increase must be a number, e.g. 0.1 for 10 %; got {type(max_increase).__name__}")
+    if not 0 <= max_increase < math.inf:
+        raise ValueError(f"max_increase must be a finite number >= 0, got {max_increase}: e.g. 0.1 for 10 %")
+    if not math.isfinite(candidate_loss):
         return False, f"held-out loss is {candidate_loss}"
     if candidate_loss < 0:
         raise ValueError(

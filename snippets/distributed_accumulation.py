@@ -46,8 +46,14 @@ def make_model(seed=0):
 
 def loss_fn(model, x, y):
     """Mean squared error of one (micro-)batch: x (m, D), y (m, 1) -> scalar."""
+    if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+        raise TypeError(f"x and y must be tensors, x (m, {D}) and y (m, 1); got {type(x).__name__} and "
+                        f"{type(y).__name__}: make them with make_data(n)")
     if x.shape[1:] != (D,) or y.shape != (x.shape[0], 1):
         raise ValueError(f"x must be (m, {D}) and y (m, 1); got {tuple(x.shape)} and {tuple(y.shape)}")
+    if x.shape[0] == 0:   # the mean of nothing is nan, and its backward adds nothing to .grad
+        raise ValueError(f"x has 0 rows: a micro-batch needs m >= 1 rows; slicing k micro-batches of m "
+                         f"rows from N needs k * m <= N")
     return ((model(x) - y) ** 2).mean()
 
 

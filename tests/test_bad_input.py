@@ -194,6 +194,8 @@ def _cases():
         ("contract", "eval_gate", "type", lambda: call("contract", "eval_gate")("0.5", 1.0), TypeError, "candidate_loss must be a number or a one-element tensor, got str"),
         ("contract", "eval_gate", "shape", lambda: call("contract", "eval_gate")(torch.ones(2), 1.0), ValueError, "candidate_loss must be one number, got shape"),
         ("contract", "eval_gate", "nonfinite", lambda: call("contract", "eval_gate")(1.0, NAN), ValueError, "baseline loss is nan"),
+        ("contract", "eval_gate", "type", lambda: call("contract", "eval_gate")(1.0, 1.0, max_increase="0.1"), TypeError, r"max_increase must be a number, e.g. 0.1 for 10 %; got str"),
+        ("contract", "eval_gate", "nonfinite", lambda: call("contract", "eval_gate")(1.0, 0.0, max_increase=math.inf), ValueError, r"max_increase must be a finite number >= 0, got inf"),
         # custom_function
         ("custom_function", "ScaledPow", "type", lambda: cf.ScaledPow.apply(leaf(1.0), f64(2.0), 1.5), ValueError, "p must be a Python int >= 1, got 1.5"),
         ("custom_function", "ScaledPow", "shape", lambda: cf.ScaledPow.apply(leaf(1.0, 2.0), torch.ones(2, 2, dtype=torch.float64), 2), ValueError, "must broadcast to x's shape"),
@@ -302,7 +304,7 @@ def _cases():
         ("distributed_accumulation", "make_data", "shape", lambda: call("distributed_accumulation", "make_data")(0), ValueError, "n must be a positive int; got 0"),
         ("distributed_accumulation", "make_data", "nonfinite", lambda: call("distributed_accumulation", "make_data")(math.inf), ValueError, "n must be a positive int; got inf"),
         ("distributed_accumulation", "make_model", "type", lambda: call("distributed_accumulation", "make_model")("0"), RuntimeError, "manual_seed expected a long, but got str"),
-        ("distributed_accumulation", "loss_fn", "type", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), [1.0], None), AttributeError, "'list' object has no attribute 'shape'"),
+        ("distributed_accumulation", "loss_fn", "type", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), [1.0], None), TypeError, r"x and y must be tensors, x \(m, 3\) and y \(m, 1\); got list and NoneType: make them with make_data\(n\)"),
         ("distributed_accumulation", "loss_fn", "shape", lambda: call("distributed_accumulation", "loss_fn")(call("distributed_accumulation", "make_model")(), torch.ones(2, 3, dtype=torch.float64), torch.ones(2)), ValueError, r"x must be \(m, 3\) and y \(m, 1\); got \(2, 3\) and \(2,\)"),
         ("distributed_accumulation", "full_batch_gradient", "type", lambda: call("distributed_accumulation", "full_batch_gradient")(world_size="2"), ValueError, "world_size must be a positive int; got '2'"),
         ("distributed_accumulation", "full_batch_gradient", "shape", lambda: call("distributed_accumulation", "full_batch_gradient")(k=0), ValueError, "k must be a positive int; got 0"),

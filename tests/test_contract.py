@@ -66,6 +66,7 @@ def test_large_inputs_stay_finite_where_the_naive_formula_overflows():
     [
         ([1.0, 2.0], None, TypeError, r"torch.as_tensor"),
         (torch.tensor([1, 2]), None, TypeError, r"got torch.int64: convert it with x.float\(\)"),
+        (torch.zeros(2, dtype=torch.float8_e4m3fn), None, TypeError, r"float16 or wider, got torch.float8_e4m3fn"),
         (torch.zeros(8, 3), (None, 4), ValueError, r"shape \(any, 4\), got \(8, 3\): reshape"),
         (torch.zeros(2, 8, 4), (None, 4), ValueError, r"shape \(any, 4\), got \(2, 8, 4\)"),   # any: one dim
         (torch.eye(2).to_sparse(), None, TypeError, r"dense tensor with values, got layout torch.sparse_coo"),
@@ -178,6 +179,12 @@ def test_grads_are_finite_skips_a_frozen_layer_and_reads_a_sparse_gradient():
     assert grads_are_finite([q]) is False
 
 
+def test_eval_gate_reads_a_loss_beyond_float32_as_finite():
+    """A float64 held-out loss above float32's range is still a finite number to compare."""
+    assert eval_gate(1e300, 1e300) == (True, "held-out loss 1e+300 <= limit 1.1e+300")
+    assert eval_gate(2e300, 1e300)[0] is False
+
+
 def test_eval_gate():
     assert eval_gate(0.30, 0.28)[0] is True
     assert eval_gate(torch.tensor(0.30), torch.tensor(0.28)) == (True, "held-out loss 0.3 <= limit 0.308")
@@ -189,7 +196,7 @@ def test_eval_gate():
         eval_gate(0.3, float("nan"))
     with pytest.raises(ValueError, match="known to be good"):
         eval_gate(0.3, -1.0)
-    with pytest.raises(ValueError, match="max_increase must be >= 0"):
+    with pytest.raises(ValueError, match="max_increase must be a finite number >= 0"):
         eval_gate(0.3, 0.28, max_increase=-0.1)
     with pytest.raises(ValueError, match=r"reduce it, e.g. .mean\(\)"):
         eval_gate(torch.ones(3), 0.28)

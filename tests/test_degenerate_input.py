@@ -400,6 +400,11 @@ def _rows():
          (ValueError, "layer 'spare' recorded no 'out' gradient: the loss does not use this layer; table")),
         ("gradient_health", "deep_mlp", lambda: call("gradient_health", "deep_mlp")(depth=2, width=4, init_gain=True),
          (ValueError, "init_gain must be None or a positive finite number, got True")),
+        ("distributed_accumulation", "loss_fn", lambda: call("distributed_accumulation", "loss_fn")(
+            call("distributed_accumulation", "make_model")(), torch.ones(0, 3, dtype=torch.float64),
+            torch.ones(0, 1, dtype=torch.float64)),
+         (ValueError, r"x has 0 rows: a micro-batch needs m >= 1 rows; slicing k micro-batches of m rows from N "
+                      r"needs k \* m <= N")),
         # contract
         ("contract", "check_input", lambda: call("contract", "check_input")(torch.ones(2, 4), shape="N 4"),
          (TypeError, r"shape must be a tuple of sizes and None, e.g. \(None, 4\) for \(N, 4\); got 'N 4'")),
@@ -593,7 +598,7 @@ def _exempt():
         "in tests/test_explain.py")
     add("custom_function", "check_function", "runs gradcheck and gradgradcheck; the Functions it checks have rows")
     add("determinism", "deterministic_algorithms rng_preserved run_twice seed_worker loader_generator", NO_NUMBERS)
-    add("distributed_accumulation", "make_data make_model loss_fn full_batch_gradient by_hand",
+    add("distributed_accumulation", "make_data make_model full_batch_gradient by_hand",
         "a multi-process demonstration with its own data; its sizes are checked as positive ints (test_bad_input)")
     add("scale.compiled", "Graph op_name", "a record of a graph and the name of a node's target: no number or "
         "tensor whose value could be degenerate")
