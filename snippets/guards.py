@@ -135,9 +135,9 @@ def _no_graph(value, what, seen):
 
 
 def as_log_value(loss):
-    """The number to log for a scalar loss: a Python float, with no graph behind it."""
-    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
-        raise TypeError(f"loss is already a Python {type(loss).__name__}: log it as it is")
+    """The number to log for a scalar loss: a Python number (``item()``), with no graph behind it."""
+    if hasattr(loss, "__float__") and not isinstance(loss, (bool, torch.Tensor)):   # NumPy's too
+        raise TypeError(f"loss is already a number ({type(loss).__name__}): log it as it is, or float(loss)")
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
         raise TypeError(f"expected a one-element tensor, got {shape}: reduce it first, e.g. loss.mean()")

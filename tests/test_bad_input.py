@@ -464,7 +464,8 @@ def _cases():
         # guards
         ("guards", "assert_no_graph", "type", lambda: call("guards", "assert_no_graph")(iter([graph_loss()]), "losses"), TypeError, r"losses is an iterator: pass list\(losses\)"),
         ("guards", "assert_no_graph", "shape", lambda: call("guards", "assert_no_graph")({"train": [1.0, graph_loss()]}, "logs"), AssertionError, r"logs\['train'\]\[1\] requires grad \(grad_fn=SumBackward0\)"),
-        ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(0.5), TypeError, "loss is already a Python float: log it as it is"),
+        ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(0.5), TypeError, r"loss is already a number \(float\): log it as it is, or float\(loss\)"),
+        ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(np.float32(1.5)), TypeError, r"loss is already a number \(float32\): log it"),
         ("guards", "as_log_value", "shape", lambda: call("guards", "as_log_value")(torch.ones(3)), TypeError, r"expected a one-element tensor, got \(3,\): reduce it first"),
         ("guards", "assert_finite", "type", lambda: call("guards", "assert_finite")(torch.ones(2, requires_grad=True).grad, "w.grad"), TypeError, r"w.grad is None: if it is a .grad, backward has not run or did not reach that tensor"),
         ("guards", "assert_finite", "type", lambda: call("guards", "assert_finite")([1.0], "x"), TypeError, r"x: expected a tensor, got list: pass a tensor \(for a model's gradients, assert_finite_grads\(model\)\)"),
