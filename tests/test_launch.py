@@ -135,3 +135,19 @@ def test_an_error_that_cannot_be_loaded_comes_back_as_a_runtime_error_naming_its
     with pytest.raises(RuntimeError, match=r"^TwoArgumentError: got 3, want 4\n") as info:
         run_ranks(raises_an_error_that_does_not_load, world_size=1)
     assert info.value.__notes__ == ["(raised on rank 0 of 1)"]
+
+
+def fails_before_the_reduce(rank, world_size):
+    import torch
+    import torch.distributed as dist
+
+    if rank == 1:
+        raise ValueError("rank 1's own error")
+    dist.all_reduce(torch.ones(1))   # rank 1 never comes: gloo loses the connection
+
+
+def test_the_rank_that_failed_first_is_reported_not_the_one_left_waiting():
+    with pytest.raises(ValueError, match="rank 1's own error") as info:
+        run_ranks(fails_before_the_reduce, timeout=30)
+    assert info.value.__notes__ in (["(raised on rank 1 of 2)"],
+                                    ["(raised on rank 1 of 2; then rank(s) [0] lost their connection to it)"])

@@ -13,7 +13,8 @@ at all, so every ``__main__`` function is refused), and what it returns must be 
 (tensors, numbers, strings, lists and dicts of them).
 
 A rank that raises makes ``run_ranks`` raise that exception, of its type, with a note naming
-the rank (the lowest rank that raised). A job that does not finish within ``timeout`` seconds,
+the rank (the lowest rank that raised, passing over a rank that only lost its connection to a
+peer that had failed). A job that does not finish within ``timeout`` seconds,
 a rank that waits for a collective another rank never reaches, say, is stopped: every rank
 still running is terminated and ``run_ranks`` raises ``TimeoutError`` naming the ranks that did
 not finish. gloo's own timeout is set to the same value, so a collective that cannot complete
@@ -114,6 +115,12 @@ def rank_rows(rank, world_size, shards, rows):
     return slice(rows * rank, rows * rank + rows)
 
 
+def _lost_peer(exc):
+    """True for gloo's error in a rank whose peer process ended (the peer's error is the cause)."""
+    return isinstance(exc, RuntimeError) and ("Connection closed by peer" in str(exc)
+                                              or "Connection reset by peer" in str(exc))
+
+
 def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0) -> list:
     """``[fn(0, world_size, *args), ..., fn(world_size - 1, world_size, *args)]``, each computed in
     a process of its own joined to the others by a gloo process group (see the module's doc)."""
@@ -167,8 +174,13 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         del store  # its port closes
     failed = sorted(r for r, (ok, _) in got.items() if not ok)
     if failed:
-        exc, _text = got[failed[0]][1]
-        exc.add_note(f"(raised on rank {failed[0]} of {world_size})")
+        # a rank whose peer died fails in its next collective with gloo's lost connection:
+        # report the rank that failed first, by its own error, when another one has it
+        cause = [r for r in failed if not _lost_peer(got[r][1][0])] or failed
+        exc, _text = got[cause[0]][1]
+        after = [r for r in failed if r not in cause]
+        exc.add_note(f"(raised on rank {cause[0]} of {world_size}"
+                     + (f"; then rank(s) {after} lost their connection to it)" if after else ")"))
         raise exc
     missing = sorted(set(range(world_size)) - set(got))
     if missing:
