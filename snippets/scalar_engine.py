@@ -24,10 +24,13 @@ import math
 
 class Value:
     """One float and how it was computed. ``Value(2.0, label="a")``."""
+    __array_ufunc__ = None  # np.float32(1) + a: NumPy defers to Value, which refuses it
 
     def __init__(self, data, _inputs=(), _op="", label=""):
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             raise TypeError(f"Value holds an int or float, got {type(data).__name__}: {data!r}")
+        if not isinstance(label, str):
+            raise TypeError(f"label must be a str, got {type(label).__name__}: Value(2.0, label='a')")
         self.data, self.grad = float(data), 0.0
         self._inputs, self._op, self.label = tuple(_inputs), _op, label
         self._backward = lambda: ()  # a leaf sends nothing further
@@ -42,7 +45,8 @@ def as_value(x):
         return x
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise TypeError(
-            f"a Value combines only with Values, ints and floats, got {type(x).__name__}: {x!r}"
+            f"a Value combines only with Values, ints and floats, got {type(x).__name__}: {x!r}; "
+            "pass float(x) for a NumPy number"
         )
     return Value(x)
 # --8<-- [end:value]
@@ -221,7 +225,8 @@ def to_mermaid(self, direction="LR"):
     lines = [f"flowchart {direction}"]
     for v in order:
         text = f"{v.data:g}; grad {v.grad:g}"
-        lines.append(f'    {ids[v]}(("{v.label + " = " if v.label else ""}{text}"))')
+        name = v.label.replace('"', "#quot;") + " = " if v.label else ""   # mermaid's escape
+        lines.append(f'    {ids[v]}(("{name}{text}"))')
         if v._inputs:
             op = "f" + ids[v][1:]  # the box of the operation that made v
             lines.append(f'    {op}["{v._op}"]')

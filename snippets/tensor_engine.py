@@ -281,8 +281,11 @@ def _axes(axis, ndim):
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     if not all(isinstance(ax, numbers.Integral) and not isinstance(ax, bool) for ax in axes):
         raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
+    if ndim == 0 and all(ax in (0, -1) for ax in axes):
+        return ()  # torch reads dim 0 (or -1) of a 0-d tensor as the whole tensor
     if any(not -ndim <= ax < ndim for ax in axes):
-        raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
+        raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions "
+                         "(axis=None reduces every dimension)")
     axes = tuple(sorted(ax % ndim for ax in axes))
     if len(set(axes)) != len(axes):
         raise ValueError(f"axis {axis} names a dimension twice")
@@ -382,14 +385,15 @@ def logsumexp(a, axis, keepdims=False):
     gives -inf. Backward: g * softmax(a) = g * exp(a - out)."""
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
         raise TypeError("logsumexp reduces over one axis: pass an int")
-    (ax,) = _axes(axis, a.ndim)
+    axes = _axes(axis, a.ndim)
+    ax = axes[0] if axes else None  # None: a 0-d tensor, its one element
     m = a.data.max(axis=ax, keepdims=True, initial=-np.inf)
     m = np.where(np.isinf(m), 0.0, m)
     out_k = m + np.log(np.exp(a.data - m).sum(axis=ax, keepdims=True))  # keepdims shape
     out = a._result(out_k if keepdims else out_k.squeeze(ax), (a,))
 
     def backward():
-        g = out.grad if keepdims else np.expand_dims(out.grad, ax)
+        g = out.grad if keepdims or ax is None else np.expand_dims(out.grad, ax)
         a._send(g * np.exp(a.data - out_k))
     out._backward = backward
     return out

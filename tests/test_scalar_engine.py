@@ -431,3 +431,20 @@ def test_the_engine_stays_under_240_lines_as_the_page_says():
     import snippets.scalar_engine as engine
 
     assert len(Path(engine.__file__).read_text(encoding="utf-8").splitlines()) < 240
+
+
+def test_numpy_numbers_are_refused_on_either_side_with_what_to_pass():
+    """NumPy would turn its scalar into a float before a reflected operator saw it."""
+    np = pytest.importorskip("numpy", reason="NumPy is installed with torch; this guards a bare install")
+    a = Value(2.0)
+    for combine in (lambda: a + np.float32(1), lambda: np.float32(1) + a, lambda: np.int64(3) * a,
+                    lambda: a * np.int64(3)):
+        with pytest.raises(TypeError, match=r"got (float32|int64): .*pass float\(x\) for a NumPy number"):
+            combine()
+
+
+def test_a_label_is_a_str_and_its_quotes_are_escaped_for_mermaid():
+    with pytest.raises(TypeError, match=r"label must be a str, got int: Value\(2.0, label='a'\)"):
+        Value(1.0, label=3)
+    text = (Value(2.0, label='say "a"') * 3).to_mermaid()
+    assert '(("say #quot;a#quot; = 2; grad 0"))' in text and text.count('"') % 2 == 0

@@ -407,3 +407,17 @@ def test_torch_s_two_dim_transpose_is_refused_by_name_and_a_reshape_takes_a_list
     y = t.reshape([3, 2])  # a list, as torch takes
     y.sum().backward()
     assert y.shape == (3, 2) and t.grad.tolist() == [[1.0] * 3] * 2
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "logsumexp"])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_a_0d_tensor_reduces_over_dim_0_or_minus_1_as_torch_does(name, axis):
+    x = Tensor(3.0, requires_grad=True)
+    y = getattr(x, name)(axis=axis)
+    y.backward()
+    t = torch.tensor(3.0, dtype=torch.float64, requires_grad=True)
+    ty = getattr(t, name)(axis)
+    ty.backward()
+    assert y.data.shape == tuple(ty.shape) and float(y.data) == ty.item() and float(x.grad) == t.grad.item()
+    with pytest.raises(ValueError, match=r"axis 1 is out of range for a tensor with 0 dimensions \(axis=None"):
+        getattr(Tensor(3.0), name)(axis=1)
