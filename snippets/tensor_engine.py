@@ -177,6 +177,8 @@ def unbroadcast(grad, shape):
     added, and dimensions of size 1 it stretched. Each copy received its own gradient,
     so the input's gradient is their sum (the += of a fork, done as one reduction).
     """
+    if not isinstance(shape, tuple):
+        raise TypeError(f"shape must be a tuple of ints, an input's .shape; got {type(shape).__name__}")
     grad = np.asarray(grad, dtype=np.float64)
     extra = grad.ndim - len(shape)
     if extra < 0 or broadcast_shape(grad.shape, shape) != grad.shape:

@@ -594,6 +594,7 @@ def _cases():
         ("tensor_engine", "broadcast_shape", "type", lambda: te.broadcast_shape("N", (2,)), TypeError, "'str' object cannot be interpreted as an integer"),
         ("tensor_engine", "broadcast_shape", "shape", lambda: te.broadcast_shape((2, 3), (2,)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
         ("tensor_engine", "unbroadcast", "type", lambda: te.unbroadcast("g", (2,)), ValueError, "could not convert string to float"),
+        ("tensor_engine", "unbroadcast", "type", lambda: te.unbroadcast(np.ones(3), 3), TypeError, r"shape must be a tuple of ints, an input's .shape; got int"),
         ("tensor_engine", "unbroadcast", "shape", lambda: te.unbroadcast(np.ones(3), (2, 3)), ValueError, r"a gradient of shape \(3,\) cannot come from broadcasting \(2, 3\)"),
         ("tensor_engine", "add", "type", lambda: T([1.0]) + None, TypeError, "Tensor data is None"),
         ("tensor_engine", "add", "shape", lambda: T(np.ones((2, 3))) + T(np.ones(2)), ValueError, r"shapes \(2, 3\) and \(2,\) do not broadcast"),
