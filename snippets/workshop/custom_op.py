@@ -18,6 +18,7 @@ Stable: finite for ``a * x`` of size 1e3 and more, where ``exp(-a * x)`` overflo
 import warnings
 
 import torch
+from torch.library import opcheck as _torch_opcheck  # bound before any reader code runs
 
 from snippets.workshop.check import Mismatch, _fmt, size
 
@@ -129,7 +130,7 @@ def opcheck(backward):
         try:
             with warnings.catch_warnings():  # opcheck runs under anomaly mode, which warns on a failure
                 warnings.simplefilter("ignore")
-                torch.library.opcheck(op, (x, a))
+                _torch_opcheck(op, (x, a))
         except Exception as exc:  # noqa: BLE001: opcheck's error, or one of the reader's code it ran
             first = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
             first = first.replace(" (scroll up for stack trace)", "")

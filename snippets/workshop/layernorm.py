@@ -65,7 +65,7 @@ def cases(gen, dtype):
 
 def stable_cases(gen):
     """float32 rows whose mean, 1e3, is large next to their spread, 1: the variance as
-    E[x^2] - E[x]^2 loses every digit there: [(label, (x, weight, bias))]."""
+    E[x^2] - E[x]^2 keeps at most about one digit there: [(label, (x, weight, bias))]."""
     shape = (size(gen, 2, 5), size(gen, 3, 9))
     x = 1000 + torch.randn(shape, generator=gen)
     weight, bias = torch.randn(shape[-1], generator=gen), torch.randn(shape[-1], generator=gen)
