@@ -22,7 +22,9 @@ import torch.utils.deterministic
 
 def seed_everything(seed):
     """Seed random, NumPy and torch (CPU and, if present, CUDA) with one integer."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be a Python int, got {type(seed).__name__} {seed!r}: pass int(seed)")
+    if not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an int in [0, 2**32), as NumPy requires; got {seed!r}")
     random.seed(seed)
     np.random.seed(seed)

@@ -219,9 +219,10 @@ def _cases():
         ("custom_losses", "StoredSoftmaxCrossEntropy", "type", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), [0, 1]), TypeError, "target must be an int64 tensor"),
         ("custom_losses", "StoredSoftmaxCrossEntropy", "shape", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(3, dtype=torch.long)), ValueError, r"target must have shape \(N,\) = \(2,\)"),
         # determinism
-        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), ValueError, "seed must be an int"),
+        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), TypeError, r"seed must be a Python int, got str '0': pass int\(seed\)"),
+        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")(np.int64(3)), TypeError, r"got int64 np.int64\(3\): pass int\(seed\)"),
         ("determinism", "seed_everything", "shape", lambda: call("determinism", "seed_everything")(2**32), ValueError, r"in \[0, 2\*\*32\)"),
-        ("determinism", "seed_everything", "nonfinite", lambda: call("determinism", "seed_everything")(NAN), ValueError, "seed must be an int"),
+        ("determinism", "seed_everything", "nonfinite", lambda: call("determinism", "seed_everything")(NAN), TypeError, "seed must be a Python int, got float nan"),
         ("determinism", "loader_generator", "type", lambda: call("determinism", "loader_generator")("0"), TypeError, "seed must be an int, got '0'"),
         ("determinism", "loader_generator", "shape", lambda: call("determinism", "loader_generator")(True), TypeError, "seed must be an int, got True"),
         ("determinism", "loader_generator", "nonfinite", lambda: call("determinism", "loader_generator")(math.inf), TypeError, "seed must be an int, got inf"),
