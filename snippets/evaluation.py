@@ -132,6 +132,8 @@ def tracking_profile(model, x, how):
     if norms[0].running_mean is None:
         raise ValueError("the model's first batch norm keeps no running statistics "
                          "(track_running_stats=False): pass one that does, to measure whether they move")
+    if not torch.isfinite(x).all():   # NaN * 0 is NaN: a dropped entry would not show
+        raise ValueError("x holds NaN or inf, through which dropout cannot be seen: pass a finite batch")
     if x.numel() == 0:
         raise ValueError(f"x is empty, shape {tuple(x.shape)}: every measurement would read 'unchanged'; "
                          "pass a batch")
@@ -154,8 +156,7 @@ def tracking_profile(model, x, how):
             "requires_grad": out.requires_grad,
             "params_require_grad": during[0],
             "bn_stats_move": not torch.equal(before, norms[0].running_mean),
-            "dropout_active": not torch.allclose(out, _forward(model, x, how), rtol=0, atol=0,
-                                                 equal_nan=True),   # a NaN in x: equal twice
+            "dropout_active": not torch.equal(out, _forward(model, x, how)),
         }
         try:
             out._version

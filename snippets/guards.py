@@ -136,7 +136,8 @@ def _no_graph(value, what, seen):
 
 def as_log_value(loss):
     """The number to log for a scalar loss: a Python number (``item()``), with no graph behind it."""
-    if hasattr(loss, "__float__") and not isinstance(loss, (bool, torch.Tensor)):   # NumPy's too
+    if hasattr(loss, "__float__") and getattr(loss, "shape", ()) == () and not isinstance(
+            loss, (bool, torch.Tensor)):   # a Python or NumPy number, not an array
         raise TypeError(f"loss is already a number ({type(loss).__name__}): log it as it is, or float(loss)")
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__

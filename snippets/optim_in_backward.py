@@ -82,7 +82,7 @@ class GradBytes:
 
     Attach it *before* ``step_in_backward`` (hooks of one tensor run in registration
     order), so it counts the new gradient before the step frees it. A sparse gradient
-    (``nn.Embedding(sparse=True)``) counts at its dense size: an upper bound.
+    (``nn.Embedding(sparse=True)``) counts at its dense size, not at the bytes it holds.
     """
 
     def __init__(self, model):

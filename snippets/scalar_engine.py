@@ -29,8 +29,6 @@ class Value:
     def __init__(self, data, _inputs=(), _op="", label=""):
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             raise TypeError(f"Value holds an int or float, got {type(data).__name__}: {data!r}")
-        if not isinstance(label, str):
-            raise TypeError(f"label must be a str, got {type(label).__name__}: Value(2.0, label='a')")
         self.data, self.grad = float(data), 0.0
         self._inputs, self._op, self.label = tuple(_inputs), _op, label
         self._backward = lambda: ()  # a leaf sends nothing further
@@ -225,7 +223,7 @@ def to_mermaid(self, direction="LR"):
     lines = [f"flowchart {direction}"]
     for v in order:
         text = f"{v.data:g}; grad {v.grad:g}"
-        name = v.label.replace('"', "#quot;") + " = " if v.label else ""   # mermaid's escape
+        name = str(v.label).replace('"', "#quot;") + " = " if v.label else ""   # mermaid's escape
         lines.append(f'    {ids[v]}(("{name}{text}"))')
         if v._inputs:
             op = "f" + ids[v][1:]  # the box of the operation that made v

@@ -219,7 +219,7 @@ def _cases():
         ("custom_losses", "StoredSoftmaxCrossEntropy", "type", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), [0, 1]), TypeError, "target must be an int64 tensor"),
         ("custom_losses", "StoredSoftmaxCrossEntropy", "shape", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(3, dtype=torch.long)), ValueError, r"target must have shape \(N,\) = \(2,\)"),
         # determinism
-        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), TypeError, r"seed must be a Python int, got str '0': pass int\(seed\)"),
+        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), TypeError, r"seed must be a Python int, got str '0': pass an int such as 0"),
         ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")(np.int64(3)), TypeError, r"got int64 np.int64\(3\): pass int\(seed\)"),
         ("determinism", "seed_everything", "shape", lambda: call("determinism", "seed_everything")(2**32), ValueError, r"in \[0, 2\*\*32\)"),
         ("determinism", "seed_everything", "nonfinite", lambda: call("determinism", "seed_everything")(NAN), TypeError, "seed must be a Python int, got float nan"),
@@ -467,6 +467,7 @@ def _cases():
         ("guards", "assert_no_graph", "shape", lambda: call("guards", "assert_no_graph")({"train": [1.0, graph_loss()]}, "logs"), AssertionError, r"logs\['train'\]\[1\] requires grad \(grad_fn=SumBackward0\)"),
         ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(0.5), TypeError, r"loss is already a number \(float\): log it as it is, or float\(loss\)"),
         ("guards", "as_log_value", "type", lambda: call("guards", "as_log_value")(np.float32(1.5)), TypeError, r"loss is already a number \(float32\): log it"),
+        ("guards", "as_log_value", "shape", lambda: call("guards", "as_log_value")(np.ones(3)), TypeError, r"expected a one-element tensor, got ndarray: reduce it first"),
         ("guards", "as_log_value", "shape", lambda: call("guards", "as_log_value")(torch.ones(3)), TypeError, r"expected a one-element tensor, got \(3,\): reduce it first"),
         ("guards", "assert_finite", "type", lambda: call("guards", "assert_finite")(torch.ones(2, requires_grad=True).grad, "w.grad"), TypeError, r"w.grad is None: if it is a .grad, backward has not run or did not reach that tensor"),
         ("guards", "assert_finite", "type", lambda: call("guards", "assert_finite")([1.0], "x"), TypeError, r"x: expected a tensor, got list: pass a tensor \(for a model's gradients, assert_finite_grads\(model\)\)"),

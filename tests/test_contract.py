@@ -183,6 +183,7 @@ def test_eval_gate_reads_a_loss_beyond_float32_as_finite():
     """A float64 held-out loss above float32's range is still a finite number to compare."""
     assert eval_gate(1e300, 1e300) == (True, "held-out loss 1e+300 <= limit 1.1e+300")
     assert eval_gate(2e300, 1e300)[0] is False
+    assert eval_gate(1.0, 1.0, max_increase=torch.tensor(0.1)) == eval_gate(1.0, 1.0, max_increase=0.1)
 
 
 def test_eval_gate():

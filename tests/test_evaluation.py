@@ -245,9 +245,10 @@ def test_a_lazy_layer_is_refused_until_a_forward_pass_created_it():
     assert evaluate(model, [x]).shape == (4, 2)
 
 
-def test_tracking_profile_reads_eval_mode_on_a_batch_with_nan():
-    """Two eval-mode passes over a row of NaN are the same output: no dropout is reported."""
+def test_tracking_profile_refuses_a_batch_with_nan():
+    """A NaN in x: two passes cannot tell a dropped entry (NaN * 0) from a kept one, in any mode."""
     x = torch.randn(4, D_IN)
     x[0, 0] = float("nan")
-    for how in ("eval", "eval+inference_mode"):
-        assert not tracking_profile(make_model(), x, how)["dropout_active"], how
+    for how in ("grad", "eval"):
+        with pytest.raises(ValueError, match="x holds NaN or inf, through which dropout cannot be seen"):
+            tracking_profile(make_model(), x, how)

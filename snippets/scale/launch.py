@@ -178,9 +178,7 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         # report the rank that failed first, by its own error, when another one has it
         cause = [r for r in failed if not _lost_peer(got[r][1][0])] or failed
         exc, _text = got[cause[0]][1]
-        after = [r for r in failed if r not in cause]
-        exc.add_note(f"(raised on rank {cause[0]} of {world_size}"
-                     + (f"; then rank(s) {after} lost their connection to it)" if after else ")"))
+        exc.add_note(f"(raised on rank {cause[0]} of {world_size})")
         raise exc
     missing = sorted(set(range(world_size)) - set(got))
     if missing:
