@@ -104,13 +104,14 @@ def _entries():
 
 
 def _error_line(text):
-    """(type, message, line) of the last line of ``text`` that names an error: the type's last
-    component, the message (to the end of that line), and the line from the type's name on;
-    ("", all of the text, all of the text) when no line names one."""
+    """(type, message, line) of the last line of ``text`` that names an error with a message on
+    that line (torchrun ends with a ``ChildFailedError:`` whose message starts on the next line):
+    the type's last component, the message (to the end of that line), and the line from the
+    type's name on; ("", all of the text, all of the text) when no line names one."""
     found = list(re.finditer(TYPE, text, re.ASCII))
     if not found:
         return "", " ".join(text.split()), " ".join(text.split())
-    last = found[-1]
+    last = ([m for m in found if text[m.end() + 2:].split("\n", 1)[0].strip()] or found)[-1]
     line = text[last.start():].split("\n", 1)[0].strip()
     return last.group(1) or last.group(2), " ".join(text[last.end() + 2:].split("\n", 1)[0].split()), line
 
@@ -224,7 +225,7 @@ def main(argv=None):
     found = explain(text)
     shown = [entry for entry in found if entry["kind"] != "named"]
     if not shown:
-        print(f"No block of the book raises this error: {_error_line(text)[2]}")
+        print(f"No error of the book's list matches this one: {_error_line(text)[2]}")
         if found:
             print(_describe(found[0]))
         return 1

@@ -130,7 +130,7 @@ def test_the_command_line_reads_a_traceback_and_says_when_nothing_matches():
     assert "printed by torch 1.5 and earlier as:" in done.stdout, done.stdout
     done = subprocess.run([sys.executable, "-m", "snippets.explain", "KeyError: 'learning_rate'"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1 and done.stdout == "No block of the book raises this error: KeyError: 'learning_rate'\n", done
+    assert done.returncode == 1 and done.stdout == "No error of the book's list matches this one: KeyError: 'learning_rate'\n", done
     done = subprocess.run([sys.executable, "-m", "snippets.explain"], input="", capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2 and "give an error message" in done.stderr, done
@@ -143,7 +143,7 @@ def test_a_gpu_error_is_named_and_not_shown():
     assert not found[0]["shown"] and found[0]["check"]
     done = subprocess.run([sys.executable, "-m", "snippets.explain", oom], capture_output=True, text=True, timeout=60)
     lines = done.stdout.splitlines()
-    assert done.returncode == 1 and lines[0] == f"No block of the book raises this error: {oom}", done
+    assert done.returncode == 1 and lines[0] == f"No error of the book's list matches this one: {oom}", done
     assert lines[1] == "It needs a GPU, and the book's blocks run on CPU; the book names it, with what to check:", lines
     assert "what to check:" in done.stdout, done.stdout
     assert "reference/errors/#gpu-cuda-out-of-memory" in done.stdout and "shown in" not in done.stdout, done.stdout
@@ -185,3 +185,15 @@ def test_normalise_drops_the_hint_and_replaces_what_varies():
 def test_explain_rejects_what_is_not_a_message(bad, error, message):
     with pytest.raises(error, match=message):
         explain.explain(bad)
+
+
+def test_torchruns_last_error_line_with_its_message_below_it_is_passed_over():
+    """torchrun ends a failed job with ``ChildFailedError:`` and a summary on the lines after it:
+    the rank's own error, printed above, is the one to look up."""
+    (entry, line), = [(e, m) for e in ENTRIES for m in e["messages"]
+                      if m.startswith("RuntimeError: Expected to have finished reduction")][:1]
+    ranks = "".join(f"[rank0]: {row}\n" for row in _printed(line).splitlines())
+    text = (ranks + "Traceback (most recent call last):\n  File \"/usr/bin/torchrun\", line 8, in <module>\n"
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            "============================================================\nscript.py FAILED\n")
+    assert _first(text) == entry["address"]

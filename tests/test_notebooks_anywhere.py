@@ -381,7 +381,7 @@ COMMANDS = {
     "snippets.explain": [
         (["RuntimeError: Trying to backward through the graph a second time"], 0,
          "shown in The graph"),
-        (["ZeroDivisionError: this message is in no page"], 1, "No block of the book raises this error"),
+        (["ZeroDivisionError: this message is in no page"], 1, "No error of the book's list matches this one"),
     ],
     "snippets.bench_engine": [(["--sizes", "4", "3", "--repeats", "1", "--batch", "2"], 0, "")],
     "snippets.func_transforms": [(["--n", "3"], 0, "")],
