@@ -23,8 +23,8 @@ import torch.utils.deterministic
 def seed_everything(seed):
     """Seed random, NumPy and torch (CPU and, if present, CUDA) with one integer."""
     if isinstance(seed, bool) or not isinstance(seed, int):
-        advice = "pass int(seed)" if hasattr(seed, "__index__") and not isinstance(seed, bool) else "pass an int such as 0"
-        raise TypeError(f"seed must be a Python int, got {type(seed).__name__} {seed!r}: {advice}")
+        raise TypeError(f"seed must be a Python int, got {type(seed).__name__} {seed!r}: pass an int such "
+                        "as 0 (int(seed) for a NumPy integer)")
     if not 0 <= seed < 2**32:
         raise ValueError(f"seed must be an int in [0, 2**32), as NumPy requires; got {seed!r}")
     random.seed(seed)

@@ -150,6 +150,9 @@ def tracking_profile(model, x, how):
                 out = _forward(model, x, how)
         finally:
             hook.remove()
+        if not torch.isfinite(out).all():   # a NaN the model made: dropout cannot be seen through it
+            raise ValueError("the model's output holds NaN or inf, through which dropout cannot be seen: "
+                             "measure a model whose output is finite")
         result = {
             "saves": saved.calls,
             "kept_bytes": saved.alive_bytes(),

@@ -14,8 +14,8 @@ raises (CUDA out of memory, a device-side assert, cuDNN, tensors on two devices)
 that page with what to check, but no block can show it: it is printed as such, with status 1.
 
 A message is compared by the words that stay the same from one run to the next: the last line
-that names an error (``RuntimeError: ...``, or ``file:line: UserWarning: ...``) is taken from
-a traceback, the hint torch appends is dropped, and shapes, numbers, dtypes, tensor types,
+that names an error (``RuntimeError: ...``, or ``file:line: UserWarning: ...``; not torchrun's
+``ChildFailedError``) is taken from a traceback, the hint torch appends is dropped, and shapes, numbers, dtypes, tensor types,
 node names (``MulBackward0``) and quoted names are replaced by placeholders (``RULES``). Older
 torch wordings of a message the book shows are known too (``ALIASES``).
 
@@ -104,14 +104,14 @@ def _entries():
 
 
 def _error_line(text):
-    """(type, message, line) of the last line of ``text`` that names an error with a message on
-    that line (torchrun ends with a ``ChildFailedError:`` whose message starts on the next line):
-    the type's last component, the message (to the end of that line), and the line from the
-    type's name on; ("", all of the text, all of the text) when no line names one."""
+    """(type, message, line) of the last line of ``text`` that names an error (torchrun's own
+    ``ChildFailedError``, which ends a failed job after the rank's error, excepted): the type's
+    last component, the message (to the end of that line), and the line from the type's name on;
+    ("", all of the text, all of the text) when no line names one."""
     found = list(re.finditer(TYPE, text, re.ASCII))
     if not found:
         return "", " ".join(text.split()), " ".join(text.split())
-    last = ([m for m in found if text[m.end() + 2:].split("\n", 1)[0].strip()] or found)[-1]
+    last = ([m for m in found if m.group(1) != "ChildFailedError"] or found)[-1]
     line = text[last.start():].split("\n", 1)[0].strip()
     return last.group(1) or last.group(2), " ".join(text[last.end() + 2:].split("\n", 1)[0].split()), line
 
@@ -225,9 +225,11 @@ def main(argv=None):
     found = explain(text)
     shown = [entry for entry in found if entry["kind"] != "named"]
     if not shown:
-        print(f"No error of the book's list matches this one: {_error_line(text)[2]}")
-        if found:
+        if found:   # named on the page of errors, shown by no block
+            print(f"No block of the book shows this error: {_error_line(text)[2]}")
             print(_describe(found[0]))
+        else:
+            print(f"No error of the book's list matches this one: {_error_line(text)[2]}")
         return 1
     for entry in shown if args.all else shown[:3]:
         print(_describe(entry))

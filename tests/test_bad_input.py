@@ -220,7 +220,7 @@ def _cases():
         ("custom_losses", "StoredSoftmaxCrossEntropy", "shape", lambda: cl.StoredSoftmaxCrossEntropy.apply(torch.ones(2, 3), torch.zeros(3, dtype=torch.long)), ValueError, r"target must have shape \(N,\) = \(2,\)"),
         # determinism
         ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")("0"), TypeError, r"seed must be a Python int, got str '0': pass an int such as 0"),
-        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")(np.int64(3)), TypeError, r"got int64 np.int64\(3\): pass int\(seed\)"),
+        ("determinism", "seed_everything", "type", lambda: call("determinism", "seed_everything")(np.int64(3)), TypeError, r"got int64 np.int64\(3\): pass an int such as 0 \(int\(seed\) for a NumPy integer\)"),
         ("determinism", "seed_everything", "shape", lambda: call("determinism", "seed_everything")(2**32), ValueError, r"in \[0, 2\*\*32\)"),
         ("determinism", "seed_everything", "nonfinite", lambda: call("determinism", "seed_everything")(NAN), TypeError, "seed must be a Python int, got float nan"),
         ("determinism", "loader_generator", "type", lambda: call("determinism", "loader_generator")("0"), TypeError, "seed must be an int, got '0'"),
@@ -341,6 +341,7 @@ def _cases():
         ("evaluation", "evaluate", "shape", lambda: call("evaluation", "evaluate")(linear(), [torch.ones(1, 3)]), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
         ("evaluation", "tracking_profile", "type", lambda: call("evaluation", "tracking_profile")(bn_dropout(), [[1.0, 2.0]], "grad"), TypeError, "x must be an input tensor; got list"),
         ("evaluation", "tracking_profile", "shape", lambda: call("evaluation", "tracking_profile")(linear(), torch.ones(4, 2), "grad"), ValueError, "needs a BatchNorm layer and a Dropout layer"),
+        ("evaluation", "tracking_profile", "nonfinite", lambda: call("evaluation", "tracking_profile")(bn_dropout(), torch.tensor([[NAN, 1.0], [0.0, 2.0]]), "grad"), ValueError, "x holds NaN or inf, through which dropout cannot be seen"),
         # exercises
         ("exercises", "attempt", "type", lambda: call("exercises", "attempt")(ht.check, "solution"), TypeError, r"attempt\(check, fn\): pass the module's check"),
         ("exercises.accumulation", "check", "type", lambda: acc.check(3), TypeError, r"check\(fn\): pass a function such as solution, got int"),
@@ -784,7 +785,6 @@ def _exempt():
     add("engine_vs_torch", "torch_mlp copy_weights", "nonfinite", NO_TENSOR)
     add("evaluation", "evaluating", "shape nonfinite", "takes only a module")
     add("evaluation", "evaluate", "nonfinite", FAITHFUL + " (an evaluation reports what the model computes)")
-    add("evaluation", "tracking_profile", "nonfinite", "measures saving and modes; values are not read")
     add("exercises", "attempt", "shape nonfinite", "takes two functions")
     add("exercises.accumulation", "hand_trace_leaves make_batch starter_two_passes starter_micro_batches "
         "solution_two_passes solution_two_passes_retained solution_micro_batches starter solution",

@@ -252,3 +252,9 @@ def test_tracking_profile_refuses_a_batch_with_nan():
     for how in ("grad", "eval"):
         with pytest.raises(ValueError, match="x holds NaN or inf, through which dropout cannot be seen"):
             tracking_profile(make_model(), x, how)
+    model = make_model()
+    with torch.no_grad():
+        model[-1].weight[0, 0] = float("nan")     # the model makes the NaN itself
+    for how in ("grad", "eval"):
+        with pytest.raises(ValueError, match="the model's output holds NaN or inf"):
+            tracking_profile(model, torch.randn(4, D_IN), how)

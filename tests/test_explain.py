@@ -143,7 +143,7 @@ def test_a_gpu_error_is_named_and_not_shown():
     assert not found[0]["shown"] and found[0]["check"]
     done = subprocess.run([sys.executable, "-m", "snippets.explain", oom], capture_output=True, text=True, timeout=60)
     lines = done.stdout.splitlines()
-    assert done.returncode == 1 and lines[0] == f"No error of the book's list matches this one: {oom}", done
+    assert done.returncode == 1 and lines[0] == f"No block of the book shows this error: {oom}", done
     assert lines[1] == "It needs a GPU, and the book's blocks run on CPU; the book names it, with what to check:", lines
     assert "what to check:" in done.stdout, done.stdout
     assert "reference/errors/#gpu-cuda-out-of-memory" in done.stdout and "shown in" not in done.stdout, done.stdout

@@ -35,15 +35,15 @@
   // {type, message} of the last line that names an error (the message runs to the end of the
   // line; a search box holds one line), or {type: "", message: the whole text}.
   function errorLine(text, c) {
-    var found = null, said = null;  // the last error line, and the last one with a message on it
+    var found = null;
     var m;
     c.type.lastIndex = 0;
     while ((m = c.type.exec(text)) !== null) {
+      // torchrun's own ChildFailedError ends a failed job after the rank's error: pass it over
+      if (m[1] === "ChildFailedError" && found !== null) continue;
       found = m;
-      if (text.slice(m.index + m[0].length + 2).split("\n")[0].trim() !== "") said = m;
     }
     if (found === null) return { type: "", message: collapse(text) };
-    if (said !== null) found = said;  // torchrun's last line, ChildFailedError:, has none
     var rest = text.slice(found.index + found[0].length + 2).split("\n")[0];
     return { type: found[1] || found[2], message: collapse(rest) };
   }
