@@ -1,5 +1,5 @@
-"""The variance in one pass, E[x^2] - E[x]^2: right on paper; in float32 it loses every digit
-when a row's mean is large next to its spread (the stability check)."""
+"""The variance in one pass, E[x^2] - E[x]^2: right on paper; in float32 it loses digits when a
+row's mean is large next to its spread (the stability check's rows, of mean 1000, keep about one)."""
 
 
 def backward(grad_y, x, weight, bias):
