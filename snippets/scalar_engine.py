@@ -223,7 +223,8 @@ def to_mermaid(self, direction="LR"):
     lines = [f"flowchart {direction}"]
     for v in order:
         text = f"{v.data:g}; grad {v.grad:g}"
-        name = str(v.label).replace('"', "#quot;") + " = " if v.label != "" else ""   # mermaid's escape
+        labelled = v.label not in ("", None)   # a label 0 is drawn; #quot; is mermaid's escape
+        name = str(v.label).replace('"', "#quot;") + " = " if labelled else ""
         lines.append(f'    {ids[v]}(("{name}{text}"))')
         if v._inputs:
             op = "f" + ids[v][1:]  # the box of the operation that made v

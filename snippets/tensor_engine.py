@@ -285,7 +285,7 @@ def _axes(axis, ndim):
         raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
     if ndim == 0 and all(ax in (0, -1) for ax in axes):
         if len(axes) > 1:
-            raise ValueError(f"axis {axis} names a dimension twice")
+            raise ValueError(f"axis {axis} names a dimension twice: a 0-d tensor takes axis=0 or None")
         return ()  # torch reads dim 0 (or -1) of a 0-d tensor as the whole tensor
     if any(not -ndim <= ax < ndim for ax in axes):
         raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions "

@@ -617,7 +617,9 @@ def _exempt():
         "its job is torch's answer at edge points: tests/test_edge_semantics.py compares every point with torch")
     add("edge_semantics", "titled", NO_NUMBERS)
     add("engine_vs_torch", "torch_mlp train_both", "engine plumbing: rows with the engines")
-    add("evaluation", "evaluate evaluating tracking_profile", "runs the model as it is: what the model computes is the answer")
+    add("evaluation", "evaluate evaluating", "runs the model as it is: what the model computes is the answer")
+    add("evaluation", "tracking_profile", "measures modes: an empty batch and a NaN in or out are refused "
+        "(tests/test_evaluation.py, test_bad_input)")
     add("exercises", "attempt", NO_NUMBERS)
     add("exercises.accumulation", "hand_trace_leaves make_batch starter_two_passes starter_micro_batches "
         "solution_two_passes solution_two_passes_retained solution_micro_batches starter solution", EXERCISE)

@@ -449,3 +449,5 @@ def test_a_labels_quotes_are_escaped_for_mermaid_and_any_label_is_written_as_tex
     v = Value(1.0)
     v.label = 3                                   # set by assignment, as the pages do
     assert '(("3 = 1; grad 0"))' in v.to_mermaid()
+    v.label = 0
+    assert '(("0 = 1; grad 0"))' in v.to_mermaid() and '(("1; grad 0"))' in Value(1.0, label=None).to_mermaid()
