@@ -222,7 +222,7 @@ def eval_gate(candidate_loss, baseline_loss, max_increase=0.1):
             f"baseline loss is {baseline_loss}: gate against the finite, non-negative held-out "
             "loss of a model known to be good"
         )
-    if isinstance(max_increase, torch.Tensor) and max_increase.numel() == 1 and not max_increase.dtype == torch.bool:
+    if isinstance(max_increase, torch.Tensor) and max_increase.numel() == 1 and max_increase.dtype != torch.bool:
         max_increase = float(max_increase)   # a one-element tensor, as the losses may be
     if isinstance(max_increase, bool) or not isinstance(max_increase, numbers.Real):
         raise TypeError(f"max_increase must be a number, e.g. 0.1 for 10 %; got {type(max_increase).__name__}")

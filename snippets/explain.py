@@ -15,9 +15,10 @@ that page with what to check, but no block can show it: it is printed as such, w
 
 A message is compared by the words that stay the same from one run to the next: the last line
 that names an error (``RuntimeError: ...``, or ``file:line: UserWarning: ...``; not torchrun's
-``ChildFailedError``) is taken from a traceback, the hint torch appends is dropped, and shapes, numbers, dtypes, tensor types,
-node names (``MulBackward0``) and quoted names are replaced by placeholders (``RULES``). Older
-torch wordings of a message the book shows are known too (``ALIASES``).
+``ChildFailedError``) is taken from a traceback, the hint torch appends is dropped, and shapes,
+numbers, dtypes, tensor types, node names (``MulBackward0``) and quoted names are replaced by
+placeholders (``RULES``). Older torch wordings of a message the book shows are known too
+(``ALIASES``).
 
 ``explain(text)`` returns the matching entries, best first, as dicts; an entry of ``kind``
 "named" is a GPU error the book names but does not show. ``normalise(text)`` returns the

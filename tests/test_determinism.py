@@ -128,7 +128,7 @@ def test_seed_everything_rejects_seeds_numpy_would_not_take(bad):
 @pytest.mark.parametrize("bad", [1.5, "0", True, np.int64(3)])
 def test_seed_everything_names_a_seed_that_is_not_a_python_int(bad):
     with pytest.raises(TypeError, match=r"seed must be a Python int, got .*: pass an int such as 0 \(int\(seed\) for a "
-                                        "NumPy integer\)"):
+                                        r"NumPy integer\)"):
         seed_everything(bad)
 
 

@@ -18,7 +18,6 @@ Stable: finite for ``a * x`` of size 1e3 and more, where ``exp(-a * x)`` overflo
 import warnings
 
 import torch
-from torch.library import opcheck as _torch_opcheck  # bound before any reader code runs
 
 from snippets.workshop.check import Mismatch, _fmt, size
 
@@ -107,6 +106,7 @@ def torch_forward(x, a):
 
 
 _copies = []  # the operators opcheck() made, one per call: an operator's name is defined once
+_torch_opcheck = torch.library.opcheck  # bound here, before any reader's code runs
 
 
 def opcheck(backward):
