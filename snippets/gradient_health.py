@@ -97,10 +97,12 @@ def table(norms):
     lines = [f"{'layer':>6}  {'grad out':>9}  {'grad weight':>11}"]
     for name, n in norms.items():
         out, weight = n.get("out", math.nan), n.get("weight", math.nan)
-        flag = ("  <- no output gradient: run the forward inside `with GradientFlow(model)`, calling the layer"
-                if "weight" in n and "out" not in n      # the weight's hook fired, the forward's did not
-                else "  <- no gradient: the loss does not use this layer" if "weight" not in n
-                else "" if math.isfinite(out) and math.isfinite(weight) else "  <- not finite")
+        if "weight" not in n:
+            flag = "  <- no gradient: the loss does not use this layer"
+        elif "out" not in n:          # the weight's hook fired, the forward's did not
+            flag = "  <- no output gradient: run the forward inside `with GradientFlow(model)`, calling the layer"
+        else:
+            flag = "" if math.isfinite(out) and math.isfinite(weight) else "  <- not finite"
         lines.append(f"{name:>6}  {'-' if 'out' not in n else format(out, '.3g'):>9}  "
                      f"{'-' if 'weight' not in n else format(weight, '.3g'):>11}{flag}")
     return "\n".join(lines)
