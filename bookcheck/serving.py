@@ -40,6 +40,30 @@ def serve(directory: Path, prefix: str = "/"):
         proc.stdout.close()
 
 
+def unused_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now, for a server that binds it later (make
+    serve binds its port a minute or more after it is chosen: it first sets up its venv and builds
+    the book). The port lies below the kernel's ephemeral range where there is room, since every
+    socket bound to port 0 in the meantime (torch.distributed's stores and Gloo in the pages step)
+    is given a port from that range, never one outside it."""
+    import random
+    import socket
+
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text(encoding="utf-8").split()[0])
+    except (OSError, ValueError, IndexError):  # not Linux: any port the kernel hands out
+        low = 0
+    candidates = random.sample(range(max(1024, low - 8192), low), min(64, max(0, low - 1024)))
+    for port in [*candidates, 0]:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError("no free port on 127.0.0.1")
+
+
 def _server(directory: Path, prefix: str = "/"):
     """The HTTP server ``serve`` runs (not started)."""
 

@@ -25,11 +25,11 @@ import contextlib
 import fcntl
 import glob
 import hashlib
+import http.client
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.error
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from bookcheck import ROOT, results
+from bookcheck import ROOT, results, serving
 
 PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
 PAGES = {  # path on the site: a text the page must hold
@@ -97,12 +97,6 @@ def cached_venv(python: str) -> Path:
     return results.cache_entry(f"serve-venv-{version.split()[0]}-{key}")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get(url):
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
@@ -132,7 +126,7 @@ def serve_once(python: str, work: Path) -> dict:
     venv = cached_venv(python)
     clone = fresh_clone(work / "clone")
     assert not (clone / ".venv").exists() and not (clone / ".cache").exists()
-    port = free_port()
+    port = serving.unused_port()  # outside the range the other steps' port-0 sockets draw from
     log = work / "serve.log"
     # mkdocs serve builds into a new folder of TMPDIR (a copy of the site), which it removes when
     # stopped with Ctrl-C: TMPDIR is under ``work``, so that what a stop leaves there is seen.
@@ -148,7 +142,9 @@ def serve_once(python: str, work: Path) -> dict:
         try:
             base = f"http://127.0.0.1:{port}/"
             while True:
-                with contextlib.suppress(OSError):
+                # Not yet listening; or something else answers on the port, and make serve ends
+                # with "Address already in use", which the next check reports with its log.
+                with contextlib.suppress(OSError, http.client.HTTPException):
                     if get(base)[0] == 200:
                         break
                 if server.poll() is not None:
@@ -227,3 +223,18 @@ def test_serve_pins_are_the_books_where_the_python_allows():
     serve, book = pins("requirements-serve.txt"), pins("constraints.txt")
     assert {p: v for p, v in serve.items() if p != "setuptools" and book.get(p) != v} == {}
     assert not {"torch", "pytest", "pytest-codeblocks", "playwright", "numpy", "pypdf"} & set(serve)
+
+
+def test_the_served_port_is_not_one_a_port_0_socket_can_be_given():
+    """make serve binds its port long after it is chosen, while the pages step's torch.distributed
+    stores bind port 0: a port from the kernel's ephemeral range could be taken meanwhile (a CI run
+    once read a store's binary reply as the book's first page)."""
+    import socket
+
+    low, _ = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    assert low > 1024, f"this machine's ephemeral range starts at {low}: no room below it"
+    ports = {serving.unused_port() for _ in range(20)}
+    assert all(1024 <= port < low for port in ports), (ports, low)
+    for port in ports:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # free

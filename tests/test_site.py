@@ -121,11 +121,9 @@ def test_a_reused_tab_reports_each_page_alone_after_a_load_that_failed(book, bro
     refuses to load (9, on its list of unsafe ports) and one nothing listens on. With the
     failed tab kept, its error page interrupted the next about:blank, so the page after a
     failure was reported as failed too (the first case), or the load hung (the second)."""
-    import socket
+    from bookcheck.serving import unused_port
 
-    with socket.socket() as s:  # a port nothing listens on once closed
-        s.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    closed = f"http://127.0.0.1:{unused_port()}/"  # a port nothing listens on
     html = (book.site / "part1" / "hand-trace" / "index.html").read_text(encoding="utf-8")
     with site_check.serve(book.site) as base:
         page = f"{base}part1/hand-trace/"
