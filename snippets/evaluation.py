@@ -14,15 +14,12 @@ from contextlib import contextmanager
 
 import torch
 
-from snippets.guards import BATCH_NORMS
+from snippets.guards import BATCH_NORMS, require_module
 from snippets.saved_bytes import track_saved
 
 
 def _check_module(model):
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(
-            f"model must be a torch.nn.Module; got {type(model).__name__}: pass the model itself"
-        )
+    require_module(model)
     lazy = (torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer)
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
         if isinstance(t, lazy):   # created at the first forward: inside, an inference tensor

@@ -22,13 +22,11 @@ import snippets.jvp_rules  # noqa: E402,F401 - jacfwd/jvp/hessian without torch 
 
 from torch.func import functional_call, grad, jacfwd, jacrev, vmap  # noqa: E402
 
-from snippets.guards import batch_statistics_layer  # noqa: E402
+from snippets.guards import batch_statistics_layer, require_module  # noqa: E402
 
 
 def _check(model, x, y):
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: "
-                        "pass the model itself, not model.parameters()")
+    require_module(model)
     if not any(True for _ in model.parameters()):
         raise ValueError("model has no parameters: there is no gradient to compute")
     if not any(p.requires_grad for p in model.parameters()):

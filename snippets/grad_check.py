@@ -5,7 +5,8 @@ Run it once on a new architecture, after the first ``loss.backward()`` and befor
 """
 
 import torch
-from torch import nn
+
+from snippets.guards import require_module
 
 
 def report_dead_grads(model):
@@ -22,8 +23,7 @@ def report_dead_grads(model):
     values).
     Each ``.grad`` has its parameter's shape; this function only reads it.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"expected an nn.Module, got {type(model).__name__}: pass the model, not its parameters")
+    require_module(model)
     params = list(model.named_parameters())
     if not params:
         raise ValueError("the model has no parameters: pass the module you train")

@@ -20,6 +20,8 @@ import math
 import torch
 from torch import nn
 
+from snippets.guards import require_module
+
 
 # --8<-- [start:inspector]
 class GradientFlow:
@@ -31,9 +33,7 @@ class GradientFlow:
     """
 
     def __init__(self, model):
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}: "
-                            "pass the model itself, not model.parameters()")
+        require_module(model)
         own = {n: dict(m.named_parameters(recurse=False)) for n, m in model.named_modules()}
         no_weight = [repr(n) for n, params in own.items() if params and "weight" not in params]
         if no_weight:

@@ -31,16 +31,18 @@ class GuardError(AssertionError):
     """A guard found a bug; the message says which tensor and what to do."""
 
 
-def _check_module(module):
-    if not isinstance(module, torch.nn.Module):
+def require_module(model, name="model"):
+    """Raise TypeError unless ``model`` is a torch.nn.Module; ``name`` is the argument's name in
+    the message. The reference code's functions that take a model check it with this."""
+    if not isinstance(model, torch.nn.Module):
         raise TypeError(
-            f"module must be a torch.nn.Module, got {type(module).__name__}: pass the model "
-            "itself, not model.parameters() or a list of tensors"
+            f"{name} must be a torch.nn.Module, got {type(model).__name__}: pass the model itself, "
+            "not model.parameters() or a list of tensors (loose tensors: an nn.ParameterList)"
         )
 
 
 def _trainable(module):
-    _check_module(module)
+    require_module(module, "module")
     named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     if not named:
         raise GuardError("the module has no parameter with requires_grad=True: nothing would be trained")
@@ -57,7 +59,7 @@ def batch_statistics_layer(model):
     variance of its batch (in training mode, or without running statistics), so that each row's
     output depends on the other rows; None if there is none. Other layers that mix the rows of a
     batch are not detected."""
-    _check_module(model)
+    require_module(model)
     for name, layer in model.named_modules():
         if isinstance(layer, BATCH_NORMS) and (layer.training or layer.running_mean is None):
             return name, layer

@@ -12,13 +12,12 @@ import inspect
 import math
 
 import torch
-from torch import nn
+
+from snippets.guards import require_module
 
 
 def _check_model(model):
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}: pass the module "
-                        "itself, not model.parameters() (loose tensors: an nn.ParameterList of them)")
+    require_module(model)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no parameter that requires grad: pass a module with one (a frozen "

@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from snippets.guards import batch_statistics_layer
+from snippets.guards import batch_statistics_layer, require_module
 
 
 def accumulate_gradients(model, loss_fn, inputs, targets, k):
@@ -31,8 +31,7 @@ def accumulate_gradients(model, loss_fn, inputs, targets, k):
     an RNN or attention layer left at batch_first=False, for which dim 0 is time; splitting
     it splits the sequence (build such layers with batch_first=True).
     """
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}: pass the model itself")
+    require_module(model)
     if not isinstance(inputs, torch.Tensor) or not isinstance(targets, torch.Tensor):
         raise TypeError("inputs and targets must be tensors (N, ...): pass the whole batch, not a loader")
     if not isinstance(k, int) or isinstance(k, bool):

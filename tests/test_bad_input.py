@@ -267,7 +267,7 @@ def _cases():
         ("scale.fsdp", "shard_model", "type", lambda: call("scale.fsdp", "shard_model")(linear(), None), TypeError, r"model must be an nn.Sequential such as make_model\(\); got Linear"),
         # scale.compiled
         ("scale.compiled", "CompileLog", "type", lambda: call("scale.compiled", "CompileLog")(aot="yes"), TypeError, "aot must be True"),
-        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")([linear()], torch.ones(1, 2)), TypeError, r"model must be a torch.nn.Module; got list: pass the model itself, not model.parameters\(\)"),
+        ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")([linear()], torch.ones(1, 2)), TypeError, r"model must be a torch.nn.Module, got list: pass the model itself, not model.parameters\(\)"),
         ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), [[1.0, 2.0]]), TypeError, "x must be a tensor"),
         ("scale.compiled", "eager_vs_compiled", "type", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2), backend=3), TypeError, "backend must be a backend's name"),
         ("scale.compiled", "eager_vs_compiled", "shape", lambda: call("scale.compiled", "eager_vs_compiled")(linear(), torch.ones(1, 2, dtype=torch.long)), ValueError, r"x must be a non-empty floating-point batch.*torch.int64"),
@@ -335,7 +335,7 @@ def _cases():
         ("engine_vs_torch", "train_both", "shape", lambda: call("engine_vs_torch", "train_both")(batch=0), ValueError, "steps and batch must be at least 1"),
         ("engine_vs_torch", "train_both", "nonfinite", lambda: call("engine_vs_torch", "train_both")(lr=NAN), ValueError, "lr positive"),
         # evaluation
-        ("evaluation", "evaluating", "type", lambda: ctx(call("evaluation", "evaluating")(linear().parameters())), TypeError, "model must be a torch.nn.Module; got generator"),
+        ("evaluation", "evaluating", "type", lambda: ctx(call("evaluation", "evaluating")(linear().parameters())), TypeError, "model must be a torch.nn.Module, got generator"),
         ("evaluation", "evaluate", "type", lambda: call("evaluation", "evaluate")(linear(), torch.ones(4, 2)), TypeError, r"batches is one tensor of shape \(4, 2\): pass an iterable of batches"),
         ("evaluation", "evaluate", "type", lambda: call("evaluation", "evaluate")(linear(), [(torch.ones(1, 2), torch.ones(1))]), TypeError, r"batch 0 is a tuple; pass input tensors only \(e.g. \(x for x, y in loader\)\)"),
         ("evaluation", "evaluate", "shape", lambda: call("evaluation", "evaluate")(linear(), [torch.ones(1, 3)]), RuntimeError, "mat1 and mat2 shapes cannot be multiplied"),
@@ -412,7 +412,8 @@ def _cases():
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(nn.BatchNorm1d(3), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), ValueError, r"^model \(BatchNorm1d\) normalises"),
         ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)), torch.ones(5, 3), torch.zeros(5, dtype=torch.long)), ValueError, r"model.1 \(BatchNorm1d\) normalises with the statistics of its batch, so one example's gradient depends on the others: call model.eval\(\) first"),
         ("func_transforms", "per_sample_grads_loop", "shape", lambda: call("func_transforms", "per_sample_grads_loop")(mlp3(), torch.ones(2, 3), torch.tensor([0, -100])), ValueError, r"y holds a negative class index, -100: pass classes 0..C-1"),
-        ("guards", "batch_statistics_layer", "type", lambda: call("guards", "batch_statistics_layer")(linear().parameters()), TypeError, "module must be a torch.nn.Module, got generator"),
+        ("guards", "batch_statistics_layer", "type", lambda: call("guards", "batch_statistics_layer")(linear().parameters()), TypeError, "model must be a torch.nn.Module, got generator"),
+        ("guards", "require_module", "type", lambda: call("guards", "require_module")([linear()], "net"), TypeError, r"net must be a torch.nn.Module, got list: pass the model itself, not model.parameters\(\) or a list of tensors \(loose tensors: an nn.ParameterList\)"),
         ("func_transforms", "per_sample_grads_vmap", "type", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), [[1.0, 2.0, 3.0]], torch.zeros(1, dtype=torch.long)), ValueError, r"x must be a \(N, D_in\) tensor with N >= 1, got list"),
         ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(3), torch.zeros(1, dtype=torch.long)), ValueError, r"got \(3,\)"),
         ("func_transforms", "per_sample_grads_vmap", "shape", lambda: call("func_transforms", "per_sample_grads_vmap")(mlp3(), torch.ones(5, 3, dtype=torch.float64), torch.zeros(5, dtype=torch.long)), RuntimeError, "expected m1 and m2 to have the same dtype, but got: double != float"),
@@ -439,10 +440,10 @@ def _cases():
         ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(NAN, 2.0),)), ValueError, r"inputs\[0\] must be non-empty and finite: NaN or inf fails every check"),
         ("function_api", "compatibility", "nonfinite", lambda: fa.compatibility(fa.Cube.apply, (f64(1.0, math.inf),)), ValueError, r"inputs\[0\] must be non-empty and finite"),
         # grad_check
-        ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, "expected an nn.Module, got generator: pass the model, not its parameters"),
+        ("grad_check", "report_dead_grads", "type", lambda: call("grad_check", "report_dead_grads")(linear().parameters()), TypeError, r"model must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("grad_check", "report_dead_grads", "shape", lambda: call("grad_check", "report_dead_grads")(nn.ReLU()), ValueError, "the model has no parameters"),
         # gradient_health
-        ("gradient_health", "GradientFlow", "type", lambda: call("gradient_health", "GradientFlow")(linear().parameters()), TypeError, r"model must be an nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
+        ("gradient_health", "GradientFlow", "type", lambda: call("gradient_health", "GradientFlow")(linear().parameters()), TypeError, r"model must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(nn.ReLU()), ValueError, "model has no parameters: there is no layer to inspect"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(nn.LSTM(2, 2)), ValueError, r"module\(s\) '' have parameters but none named weight"),
         ("gradient_health", "GradientFlow", "shape", lambda: call("gradient_health", "GradientFlow")(frozen()), ValueError, r"the weight of layer '' \(Linear\) does not require grad: unfreeze it"),
@@ -515,14 +516,14 @@ def _cases():
         ("jacobian_cost", "jacobian_by_jvps", "shape", lambda: call("jacobian_cost", "jacobian_by_jvps")(torch.sin, torch.ones(2, dtype=torch.complex64)), ValueError, r"got torch.complex64 tensor of shape \(2,\): pass x.real or x.abs\(\) as a float tensor"),
         # optim_in_backward
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd(linear().parameters())), TypeError, r"make_optimizer must be a function of a parameter list, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); got SGD"),
-        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, r"model must be an nn.Module, got generator: pass the module itself, not model.parameters\(\)"),
+        ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear().parameters(), sgd), TypeError, r"model must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(frozen(), sgd), ValueError, "model has no parameter that requires grad: pass a module with one"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: None), TypeError, "make_optimizer must return a torch.optim.Optimizer, got NoneType"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(linear().parameters(), lr=0.1)), ValueError, r"make_optimizer must build its optimizer over the list it is given, e.g. lambda ps: torch.optim.SGD\(ps, lr=0.1\); given one parameter, it built one over 2 tensor\(s\)"),
         ("optim_in_backward", "step_in_backward", "nonfinite", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.SGD(ps, lr=NAN)), ValueError, "the optimizer's lr is nan: every step would make the parameters NaN"),
         ("optim_in_backward", "step_in_backward", "shape", lambda: call("optim_in_backward", "step_in_backward")(linear(), lambda ps: torch.optim.LBFGS(ps)), ValueError, "LBFGS.step needs a closure that computes the loss again, which a hook inside backward cannot run: use an optimizer whose step needs none, such as SGD or AdamW"),
         ("optim_in_backward", "step_in_backward", "type", lambda: call("optim_in_backward", "step_in_backward")(linear(), sgd, step_if=True), TypeError, "step_if must be a function of no arguments that returns True on the micro-batch that should step, got bool"),
-        ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, r"model must be an nn.Module, got generator: pass the module itself, not model.parameters\(\)"),
+        ("optim_in_backward", "GradBytes", "type", lambda: call("optim_in_backward", "GradBytes")(linear().parameters()), TypeError, r"model must be a torch.nn.Module, got generator: pass the model itself, not model.parameters\(\)"),
         ("optim_in_backward", "GradBytes", "shape", lambda: call("optim_in_backward", "GradBytes")(frozen()), ValueError, "model has no parameter that requires grad: pass a module with one"),
         # precision
         ("precision", "tolerance", "type", lambda: call("precision", "tolerance")(torch.float16, "8"), ValueError, "n is the length of the op's longest reduction, a positive int; got '8'"),
@@ -817,6 +818,7 @@ def _exempt():
     add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
+    add("guards", "require_module", "shape nonfinite", "checks a model's type only; the functions that call it check the rest")
     add("guards", "batch_statistics_layer", "shape nonfinite", "takes a module and reads its layers' types and modes, "
         "not values")
     add("guards", "assert_no_graph", "nonfinite", "checks for a graph, not values; assert_finite checks values")

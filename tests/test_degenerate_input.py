@@ -248,6 +248,7 @@ def _rows():
          Torch(warned(ZERO_INIT, lambda: {n: p.detach().clone() for n, p in nn.Linear(0, 0).named_parameters()}))),
         ("guards", "assert_finite", lambda: call("guards", "assert_finite")(torch.ones(0), "empty"), Torch(lambda: None)),
         ("guards", "batch_statistics_layer", lambda: call("guards", "batch_statistics_layer")(nn.Identity()), Torch(lambda: None)),
+        ("guards", "require_module", lambda: call("guards", "require_module")(nn.Identity()), Torch(lambda: None)),  # a module without parameters
         # in eval mode but without running statistics: still the batch's own
         ("guards", "batch_statistics_layer", lambda: call("guards", "batch_statistics_layer")(nn.BatchNorm1d(2, track_running_stats=False).eval())[0],
          Torch(lambda: "")),

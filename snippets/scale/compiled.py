@@ -118,6 +118,9 @@ class CompileLog:
 
 
 # --8<-- [start:compare]
+from snippets.guards import require_module  # noqa: E402
+
+
 def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eager", options=None) -> dict:
     """One backward of ``model(x).pow(2).mean()`` eagerly, then through ``torch.compile(model,
     backend=backend, options=options)``, on the same parameters. Returns a dict:
@@ -131,9 +134,7 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     (dropout); under inductor only with ``options={"fallback_random": True}``. A batch norm in
     training mode updates its running statistics in each run.
     """
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}: "
-                        "pass the model itself, not model.parameters()")
+    require_module(model)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no parameter that requires grad: there is no gradient to compare")
