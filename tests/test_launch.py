@@ -150,3 +150,41 @@ def test_the_rank_that_failed_first_is_reported_not_the_one_left_waiting():
     with pytest.raises(ValueError, match="rank 1's own error") as info:
         run_ranks(fails_before_the_reduce, timeout=30)
     assert info.value.__notes__ == ["(raised on rank 1 of 2)"]
+
+
+def returns_before_the_reduce(rank, world_size):
+    import torch
+    import torch.distributed as dist
+
+    if rank == 1:
+        dist.all_reduce(torch.ones(1))   # rank 0 has returned: no rank raised, none will come
+    return rank
+
+
+def test_a_rank_left_in_a_collective_by_one_that_returned_is_named_with_it():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"rank\(s\) \[1\] of 2 lost the connection to rank\(s\) \[0\], "
+                                           r"which had returned: .* Every rank must run the same collectives"):
+        run_ranks(returns_before_the_reduce, timeout=60)
+    assert time.monotonic() - start < 30  # at once, not at the timeout
+
+
+def exits_on_rank_1(rank, world_size):
+    import sys
+
+    if rank == 1:
+        sys.exit(3)   # as argparse does on a bad argument
+    return rank
+
+
+def test_a_rank_that_calls_sys_exit_raises_a_runtime_error_that_says_so():
+    with pytest.raises(RuntimeError, match=r"fn called sys.exit\(3\) on rank 1: return a value or raise") as info:
+        run_ranks(exits_on_rank_1)
+    assert info.value.__notes__ == ["(raised on rank 1 of 2)"]
+
+
+def test_a_partial_of_a_top_level_function_is_taken():
+    import functools
+
+    assert run_ranks(functools.partial(with_args, scale=2, name="p")) == [
+        {"rank": r, "value": 2 * r, "name": "p"} for r in range(2)]

@@ -14,11 +14,13 @@ at all, so every ``__main__`` function is refused), and what it returns must be 
 
 A rank that raises makes ``run_ranks`` raise that exception, of its type, with a note naming
 the rank (the lowest rank that raised, passing over a rank that only lost its connection to a
-peer that had failed). A job that does not finish within ``timeout`` seconds,
-a rank that waits for a collective another rank never reaches, say, is stopped: every rank
-still running is terminated and ``run_ranks`` raises ``TimeoutError`` naming the ranks that did
-not finish. gloo's own timeout is set to the same value, so a collective that cannot complete
-fails in the rank too.
+peer that had failed); a rank that calls ``sys.exit`` raises a RuntimeError that says so. A rank
+left in a collective (an all-reduce, a barrier) by a rank that returned without it loses its
+connection at once: ``run_ranks`` raises a RuntimeError naming both. A job that does not finish
+within ``timeout`` seconds, ranks waiting in collectives that do not match while every process
+lives, say, is stopped: every rank still running is terminated and ``run_ranks`` raises
+``TimeoutError`` naming the ranks that did not finish. gloo's own timeout is set to the same
+value, so a collective that cannot complete fails in the rank too.
 
 A script that calls it must guard its entry point, as every ``spawn`` or ``forkserver`` program
 does (each rank imports the script's main module)::
@@ -30,6 +32,7 @@ does (each rank imports the script's main module)::
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import multiprocessing
 import os
@@ -99,6 +102,9 @@ def _rank_main(fn, rank, world_size, port, args, timeout, results):
         finally:
             dist.destroy_process_group()
     except BaseException as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        if isinstance(exc, SystemExit):  # raised in the caller, it would end it without a word
+            exc = RuntimeError(f"fn called sys.exit({exc.code!r}) on rank {rank}: return a value or "
+                               "raise an exception instead")
         _send_and_exit(results, rank, False, (exc, "".join(traceback.format_exception(exc))))
     _send_and_exit(results, rank, True, value)
 
@@ -124,7 +130,9 @@ def _lost_peer(exc):
 def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0) -> list:
     """``[fn(0, world_size, *args), ..., fn(world_size - 1, world_size, *args)]``, each computed in
     a process of its own joined to the others by a gloo process group (see the module's doc)."""
-    if not callable(fn) or "<locals>" in getattr(fn, "__qualname__", "<locals>") or getattr(fn, "__module__", "__main__") == "__main__":
+    target = fn.func if isinstance(fn, functools.partial) else fn  # a partial of one travels too
+    if not callable(target) or "<locals>" in getattr(target, "__qualname__", "<locals>") \
+            or getattr(target, "__module__", "__main__") == "__main__":
         raise TypeError(f"fn must be a function defined at the top level of an importable module, such as "
                         f"snippets.scale.ddp.construction_and_average; got {fn!r}: a nested function, a lambda and a "
                         f"function of __main__ (a notebook's or the REPL's cannot be imported by a new process) "
@@ -176,9 +184,16 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
     if failed:
         # a rank whose peer died fails in its next collective with gloo's lost connection:
         # report the rank that failed first, by its own error, when another one has it
-        cause = [r for r in failed if not _lost_peer(got[r][1][0])] or failed
-        exc, _text = got[cause[0]][1]
-        exc.add_note(f"(raised on rank {cause[0]} of {world_size})")
+        cause = [r for r in failed if not _lost_peer(got[r][1][0])]
+        returned = sorted(r for r, (ok, _) in got.items() if ok)
+        if not cause and returned:  # no rank failed: one returned while another was in a collective
+            raise RuntimeError(
+                f"rank(s) {failed} of {world_size} lost the connection to rank(s) {returned}, which had "
+                "returned: those were still in a collective (an all-reduce, a barrier) that the others never "
+                "ran. Every rank must run the same collectives, in the same order (under DDP, the same "
+                "number of batches)") from got[failed[0]][1][0]
+        exc, _text = got[(cause or failed)[0]][1]
+        exc.add_note(f"(raised on rank {(cause or failed)[0]} of {world_size})")
         raise exc
     missing = sorted(set(range(world_size)) - set(got))
     if missing:
