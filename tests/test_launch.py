@@ -188,3 +188,21 @@ def test_a_partial_of_a_top_level_function_is_taken():
 
     assert run_ranks(functools.partial(with_args, scale=2, name="p")) == [
         {"rank": r, "value": 2 * r, "name": "p"} for r in range(2)]
+
+
+def test_args_that_cannot_be_pickled_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"args must be picklable, as each rank receives a copy \(.*\): pass tensors"):
+        run_ranks(with_args, args=(lambda v: v, "x"))
+
+
+def test_a_script_read_from_standard_input_is_refused_before_any_rank_starts(tmp_path):
+    import subprocess
+    import sys
+
+    from bookcheck import ROOT
+
+    script = "from snippets.scale.launch import run_ranks\nfrom tests.test_launch import summed\nrun_ranks(summed)\n"
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 1
+    assert "RuntimeError: the main module's file '<stdin>' does not exist, and each rank imports it" in done.stderr

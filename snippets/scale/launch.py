@@ -9,8 +9,9 @@ the server imports torch once, at the first call, and each rank is a fork of it,
 starts in a fraction of a second instead of importing torch anew. ``run_ranks`` returns those
 values as a list, by rank. ``fn`` must be a function at the top level of a module a new process
 imports by name, not of ``__main__`` (a notebook's or the REPL's main module cannot be imported
-at all, so every ``__main__`` function is refused), and what it returns must be picklable
-(tensors, numbers, strings, lists and dicts of them).
+at all, so every ``__main__`` function is refused), and ``args`` and what it returns must be
+picklable (tensors, numbers, strings, lists and dicts of them). A script read from standard input
+is refused: each rank imports the main module from its file.
 
 A rank that raises makes ``run_ranks`` raise that exception, of its type, with a note naming
 the rank (the lowest rank that raised, passing over a rank that only lost its connection to a
@@ -141,6 +142,15 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
     if not isinstance(args, tuple):
         raise TypeError(f"args must be a tuple of the extra arguments of fn; got {type(args).__name__}")
+    try:  # each rank receives a pickled copy
+        pickle.dumps(args)
+    except Exception as error:  # noqa: BLE001 - pickle raises several types
+        raise TypeError(f"args must be picklable, as each rank receives a copy ({error}): pass tensors, numbers, "
+                        "strings, and functions defined at the top level of an importable module") from None
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is not None and not os.path.isfile(main_file):  # each rank imports the main module by path
+        raise RuntimeError(f"the main module's file {main_file!r} does not exist, and each rank imports it: "
+                           "save the script as a .py file and run that file")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
         raise ValueError(f"timeout must be a positive, finite number of seconds; got {timeout!r}")
     import torch.distributed as dist
