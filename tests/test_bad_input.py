@@ -345,14 +345,14 @@ def _cases():
         # exercises
         ("exercises", "attempt", "type", lambda: call("exercises", "attempt")(ht.check, "solution"), TypeError, r"attempt\(check, fn\): pass the module's check"),
         ("exercises.accumulation", "check", "type", lambda: acc.check(3), TypeError, r"check\(fn\): pass a function such as solution, got int"),
-        ("exercises.accumulation", "check", "shape", lambda: acc.check(lambda: ([28.0, 56.0], ({"w": torch.ones(2)}, {"w": torch.ones(3)}))), AssertionError, r"w: shape \(2,\), expected \(3,\)"),
-        ("exercises.accumulation", "check", "nonfinite", lambda: acc.check(lambda: ([28.0, 56.0], ({"w": torch.tensor([NAN])}, {"w": torch.ones(1)}))), AssertionError, r"k=4: accumulated w.grad holds NaN or inf: \[nan\]"),
+        ("exercises.accumulation", "check", "shape", lambda: acc.check(lambda: ([28.0, 56.0], ({"weight": torch.ones(1, 3), "bias": torch.ones(2)}, {"weight": torch.ones(1, 3), "bias": torch.ones(1)}))), AssertionError, r"bias: shape \(2,\), expected \(1,\)"),
+        ("exercises.accumulation", "check", "nonfinite", lambda: acc.check(lambda: ([28.0, 56.0], ({"weight": torch.ones(1, 3), "bias": torch.tensor([NAN])}, {"weight": torch.ones(1, 3), "bias": torch.ones(1)}))), AssertionError, r"k=4: accumulated bias.grad holds NaN or inf: \[nan\]"),
         ("exercises.accumulation", "check_two_passes", "type", lambda: acc.check_two_passes(None), TypeError, "pass your function"),
         ("exercises.accumulation", "check_two_passes", "shape", lambda: acc.check_two_passes(lambda: [28.0]), AssertionError, r"should be \[28.0, 56.0\] \(28 \+ 28\), got \[28.0\]"),
         ("exercises.accumulation", "check_two_passes", "nonfinite", lambda: acc.check_two_passes(lambda: [NAN, NAN]), AssertionError, r"should be \[28.0, 56.0\] \(28 \+ 28\), got \[nan, nan\]"),
         ("exercises.accumulation", "check_micro_batches", "type", lambda: acc.check_micro_batches("solution"), TypeError, "pass your function"),
         ("exercises.accumulation", "check_micro_batches", "shape", lambda: acc.check_micro_batches(acc.solution_micro_batches, ks=(3,)), ValueError, r"ks must be a non-empty tuple of divisors of N = 8 \(1, 2, 4, 8\), got \(3,\)"),
-        ("exercises.accumulation", "check_micro_batches", "nonfinite", lambda: acc.check_micro_batches(lambda k: ({"b": torch.tensor([math.inf])}, {"b": torch.ones(1)})), AssertionError, "accumulated b.grad holds NaN or inf"),
+        ("exercises.accumulation", "check_micro_batches", "nonfinite", lambda: acc.check_micro_batches(lambda k: ({"weight": torch.ones(1, 3), "bias": torch.tensor([math.inf])}, {"weight": torch.ones(1, 3), "bias": torch.ones(1)})), AssertionError, "accumulated bias.grad holds NaN or inf"),
         ("exercises.accumulation", "main", "type", lambda: acc.main(["-k", "three"]), SystemExit, "2"),
         ("exercises.accumulation", "main", "shape", lambda: acc.main(["-k", "3"]), SystemExit, "2"),
         ("exercises.broken_graph", "diagnose", "type", lambda: bg.diagnose(linear().parameters(), None, graph_loss()), TypeError, r"diagnose\(model, optimizer, loss\): pass the nn.Module"),
@@ -818,6 +818,7 @@ def _exempt():
     add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
+    add("exercises", "CheckFailed", "type shape nonfinite", "an exception class")
     add("guards", "require_module", "shape nonfinite", "checks a model's type only; the functions that call it check the rest")
     add("guards", "batch_statistics_layer", "shape nonfinite", "takes a module and reads its layers' types and modes, "
         "not values")

@@ -328,3 +328,67 @@ def test_section_reads_a_path_from_the_repository():
     assert notebooks.section("snippets/exercises/hand_trace.py", "starter") == notebooks.section("hand_trace", "starter")
     with pytest.raises(ValueError, match="no file"):
         notebooks.section("snippets/nope.py", "starter")
+
+
+def test_attempt_lets_an_assert_of_the_code_under_check_through():
+    """An AssertionError raised by the reader's own code, not by a check, is a bug to see with its
+    traceback, not a FAIL line that reads like an acceptance criterion."""
+    def train(steps=10, seed=0):
+        assert False, "the reader's own assert"
+
+    with pytest.raises(AssertionError, match="the reader's own assert") as info:
+        attempt(broken_graph.check, train)
+    assert type(info.value) is AssertionError
+
+
+def _micro_batches_aliased(k=4, seed=0):
+    """A realistic bug: the unscaled loop, .grad read without clone() under set_to_none=False."""
+    model, X, y = accumulation.make_batch(seed=seed)
+    model.zero_grad(set_to_none=False)
+    for Xm, ym in zip(X.chunk(k), y.chunk(k)):
+        F.mse_loss(model(Xm), ym).backward()
+    accumulated = {n: p.grad for n, p in model.named_parameters()}   # no clone
+    model.zero_grad(set_to_none=False)
+    F.mse_loss(model(X), y).backward()
+    return accumulated, {n: p.grad for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("shortcut", [
+    _micro_batches_aliased,
+    lambda k=4, seed=0: (accumulation.starter_micro_batches(k)[0],) * 2,   # its own "full" gradient
+])
+def test_micro_batch_check_compares_with_its_own_full_batch_gradient(shortcut):
+    assert attempt(accumulation.check_micro_batches, shortcut).startswith("FAIL: ")
+
+
+def test_checks_refuse_an_empty_list_of_cases():
+    with pytest.raises(ValueError, match="an empty one checks nothing"):
+        hand_trace.check(hand_trace.starter, points=[])
+    with pytest.raises(ValueError, match="an empty list checks nothing"):
+        gradient_check.check(gradient_check.starter, seeds=())
+
+
+def test_gradient_check_refuses_a_result_that_is_not_torchs_gradient():
+    def fabricated(seed=0):
+        r = gradient_check.solution(seed)
+        return {**r, "autograd": 0.5, "numeric": 0.5}   # consistent, and not the network's gradient
+
+    message = attempt(gradient_check.check, fabricated)
+    assert message.startswith("FAIL: seed 0: the numeric gradient 0.5 of W1"), message
+
+
+def test_checks_name_a_result_of_the_wrong_form():
+    assert "train must return a list of 11 losses" in attempt(broken_graph.check, lambda steps, seed: None)
+    assert "must return a dict with the keys" in attempt(gradient_check.check, lambda seed: (1.0, 2.0))
+    assert "must return (accumulated, full)" in attempt(accumulation.check_micro_batches, lambda k: {})
+    import numpy as np
+
+    def numpy_numbers(x, w1, w2):
+        return {k: np.float64(v) for k, v in hand_trace.with_torch(x, w1, w2).items()}
+
+    assert attempt(hand_trace.check, numpy_numbers) == "PASS"
+
+
+def test_relative_error_refuses_a_dtype_whose_floor_is_zero():
+    with pytest.raises(TypeError, match="pass a.double"):
+        gradient_check.relative_error(torch.zeros(2, dtype=torch.float16), torch.zeros(2, dtype=torch.float16))

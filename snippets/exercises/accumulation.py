@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from snippets.exercises import CheckFailed
+
 
 def hand_trace_leaves():
     """x, w, b of the hand trace (0-d float32 tensors that require grad)."""
@@ -81,6 +83,8 @@ def solution_two_passes_retained():
 def solution_micro_batches(k=4, seed=0):
     """Each micro-batch's mean loss scaled by 1/k: the sum of k scaled means is the full mean."""
     model, X, y = make_batch(seed=seed)                # X (N, D), y (N, 1)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, the number of micro-batches; got {k!r}")
     if X.shape[0] % k:
         raise ValueError(f"N = {X.shape[0]} is not divisible by k = {k}: the 1/k scaling needs equal pieces")
     model.zero_grad()
@@ -113,26 +117,50 @@ def _call(fn, *args, **kwargs):
         first = str(exc).splitlines()[0]
         if "backward through the graph a second time" not in first:
             raise  # not the freed graph of part A: torch's own message says what is wrong
-        raise AssertionError(
+        raise CheckFailed(
             f"{fn.__name__} raised RuntimeError: {first.split('.')[0]}. Run the forward pass "
             "again before the second backward(), or pass retain_graph=True to the first"
         ) from None
 
 
 def _check_grads(grads):
+    if not isinstance(grads, (list, tuple)) or not all(isinstance(g, (int, float)) for g in grads):
+        raise CheckFailed(f"two_passes must return a list of floats, w.grad.item() after each pass; got {grads!r}")
     if [round(g, 6) for g in grads] != [28.0, 56.0]:
-        raise AssertionError(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
+        raise CheckFailed(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
 
 
-def _check_same(accumulated, full, k):
-    for name, g in full.items():
+def _full_batch_gradients():
+    """The reference: the gradient of the full batch's mean loss, computed here, not by the code
+    under check (whose full-batch gradient could share the error, or the tensors, of its loop)."""
+    model, X, y = make_batch()
+    F.mse_loss(model(X), y).backward()
+    return {n: p.grad for n, p in model.named_parameters()}
+
+
+def _check_same(result, k):
+    expected = _full_batch_gradients()
+    form = (f"micro_batches must return (accumulated, full): two dicts {{parameter name: gradient}} "
+            f"with the keys {sorted(expected)}")
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise CheckFailed(f"{form}; got {type(result).__name__}")
+    accumulated, full = result
+    for d in (accumulated, full):
+        if not isinstance(d, dict) or sorted(d) != sorted(expected) or not all(
+                isinstance(t, torch.Tensor) for t in d.values()):
+            raise CheckFailed(f"{form}; got {d!r:.200}")
+    for name, g in expected.items():
         if accumulated[name].shape != g.shape:
-            raise AssertionError(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
+            raise CheckFailed(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
+        if accumulated[name].data_ptr() == full[name].data_ptr():
+            raise CheckFailed(f"accumulated and full hold the same {name} tensor: the full-batch backward "
+                              "wrote into it; clone each .grad (p.grad.clone()) before that backward")
         if not torch.isfinite(accumulated[name]).all():
-            raise AssertionError(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
+            raise CheckFailed(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
+    for name, g in expected.items():
         if not torch.allclose(accumulated[name], g, rtol=1e-5, atol=1e-6):
             ratio = (accumulated[name].norm() / g.norm()).item()
-            raise AssertionError(
+            raise CheckFailed(
                 f"k={k}: accumulated {name}.grad is {ratio:.3g} times the full batch's: "
                 "scale each micro-batch's mean loss by 1/k before backward()"
             )
@@ -151,16 +179,18 @@ def check_micro_batches(micro_batches, ks=(2, 4)):
             isinstance(k, int) and not isinstance(k, bool) and k >= 1 and 8 % k == 0 for k in ks):
         raise ValueError(f"ks must be a non-empty tuple of divisors of N = 8 (1, 2, 4, 8), got {ks!r}")
     for k in ks:
-        _check_same(*_call(micro_batches, k=k), k)
+        _check_same(_call(micro_batches, k=k), k)
 
 
 def check(fn):
     """Acceptance A and B for fn() -> (w.grad after each pass, (accumulated, full) at k = 4)."""
     if not callable(fn):
         raise TypeError(f"check(fn): pass a function such as solution, got {type(fn).__name__}")
-    grads, (accumulated, full) = _call(fn)
-    _check_grads(grads)
-    _check_same(accumulated, full, k=4)
+    result = _call(fn)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise CheckFailed(f"fn must return (w.grad after each pass, (accumulated, full)); got {result!r:.200}")
+    _check_grads(result[0])
+    _check_same(result[1], k=4)
 # --8<-- [end:check]
 # --8<-- [end:module]
 

@@ -13,12 +13,14 @@ of the update; ``solution`` is the same loop without it.
 
 # --8<-- [start:module]
 import math
+import numbers
 from collections import OrderedDict
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from snippets.exercises import CheckFailed
 from snippets.grad_check import report_dead_grads
 
 LR = 0.1
@@ -197,15 +199,21 @@ def check(train, steps=10):
     """Acceptance: the loss after ``steps`` updates is below half the loss before the first."""
     if not callable(train):
         raise TypeError(f"check(train): pass your function train(steps, seed), got {type(train).__name__}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be a positive int; got {steps!r}")
     losses = train(steps=steps, seed=0)
+    if not isinstance(losses, (list, tuple)) or not all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in losses):
+        raise CheckFailed(f"train must return a list of {steps + 1} losses as numbers (loss.item()), "
+                          f"got {losses!r:.200}")
     if len(losses) != steps + 1:
-        raise AssertionError(f"train must return {steps + 1} losses (before each step, then after the last), "
-                             f"got {len(losses)}")
+        raise CheckFailed(f"train must return {steps + 1} losses (before each step, then after the last), "
+                          f"got {len(losses)}")
     before, after = losses[0], losses[-1]
     if not all(math.isfinite(v) for v in losses):
-        raise AssertionError(f"the losses are not all finite: {losses}; the loop diverged or divided by 0")
+        raise CheckFailed(f"the losses are not all finite: {losses}; the loop diverged or divided by 0")
     if not after < 0.5 * before:
-        raise AssertionError(
+        raise CheckFailed(
             f"the loss went from {before:.4f} to {after:.4f} in {steps} steps: it did not halve. "
             "After the first backward, print diagnose(model, opt, loss)"
         )

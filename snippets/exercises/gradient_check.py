@@ -16,6 +16,7 @@ import math
 
 import torch
 
+from snippets.exercises import CheckFailed
 from snippets.finite_diff import central_difference
 from snippets.two_layer import forward, make_tensors
 
@@ -28,6 +29,9 @@ def relative_error(a, n):
         raise TypeError(f"a and n must be tensors, got {type(a).__name__} and {type(n).__name__}")
     if a.shape != n.shape:
         raise ValueError(f"shapes differ: {tuple(a.shape)} and {tuple(n.shape)}")
+    if a.dtype not in (torch.float32, torch.float64) or n.dtype != a.dtype:
+        raise TypeError(f"a and n must both be float32 or both float64 (the 1e-12 floor is 0 in float16), "
+                        f"got {a.dtype} and {n.dtype}: pass a.double() and n.double()")
     return (a - n).abs() / torch.maximum(torch.maximum(a.abs(), n.abs()), torch.tensor(1e-12, dtype=a.dtype))
 
 
@@ -79,24 +83,37 @@ def check(fn, seeds=(0, 1, 2)):
     for the one weight and for the whole layer W1, is below TOLERANCE."""
     if not callable(fn):
         raise TypeError(f"check(fn): pass your function fn(seed) -> dict, got {type(fn).__name__}")
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed: an empty list checks nothing")
+    keys = ("dtype", "index", "autograd", "numeric", "rel_error", "layer_rel_error")
     for seed in seeds:
         r = fn(seed=seed)
+        if not isinstance(r, dict) or not set(keys) <= set(r):
+            raise CheckFailed(f"fn(seed) must return a dict with the keys {list(keys)}, as solution does; "
+                              f"got {r!r:.200}")
         if r.get("dtype") != torch.float64:
-            raise AssertionError(
+            raise CheckFailed(
                 f"the check ran in {r.get('dtype')}: a difference quotient in float32 has a rounding "
                 "error of about 1e-7 * |L| / h, too large to tell a right gradient from a wrong one; use float64"
             )
         for key, source in (("autograd", "autograd"), ("numeric", "the central difference")):
             if not math.isfinite(r[key]):
-                raise AssertionError(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
+                raise CheckFailed(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
         for key in ("rel_error", "layer_rel_error"):
             if not r[key] < TOLERANCE:
-                raise AssertionError(
+                raise CheckFailed(
                     f"seed {seed}: {key} = {r[key]:.2e}, above {TOLERANCE:g}: autograd and the central "
                     "difference disagree; check the dtype, the step h (1e-6 in float64) and the point"
                 )
         if not abs(r["autograd"] - r["numeric"]) <= 1e-6 * max(1.0, abs(r["numeric"])):
-            raise AssertionError(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
+            raise CheckFailed(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
+        t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
+        forward(t)["L"].backward()
+        want = t["W1"].grad[tuple(r["index"])].item()
+        if not abs(r["numeric"] - want) <= 1e-6 * max(1.0, abs(want)):
+            raise CheckFailed(f"seed {seed}: the numeric gradient {r['numeric']!r} of W1{list(r['index'])} is "
+                              f"not torch's {want!r}: compute it from the network of make_tensors(seed)")
 # --8<-- [end:check]
 # --8<-- [end:module]
 

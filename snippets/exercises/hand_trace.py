@@ -11,8 +11,11 @@ two intermediate values coincide cannot hide a wrong trace. The derivation is in
 
 # --8<-- [start:module]
 import math
+import numbers
 
 import torch
+
+from snippets.exercises import CheckFailed
 
 POINTS = ((1.0, 2.0, 3.0), (2.0, 2.0, 3.0))  # (x, w1, w2)
 KEYS = ("L", "dL/dw1", "dL/dw2", "dL/dx")
@@ -57,22 +60,27 @@ def check(trace, points=POINTS):
     """Acceptance: ``trace`` agrees with torch on all four numbers at every point."""
     if not callable(trace):
         raise TypeError(f"check(trace): pass your function trace(x, w1, w2), got {type(trace).__name__}")
+    points = list(points)
+    if not points or not all(isinstance(p, (tuple, list)) and len(p) == 3 for p in points):
+        raise ValueError(f"points must be a non-empty list of (x, w1, w2); got {points!r}: an empty one checks "
+                         "nothing")
     for x, w1, w2 in points:
         got = trace(x, w1, w2)
         if not isinstance(got, dict) or set(got) != set(KEYS):
-            raise AssertionError(f"trace must return a dict with keys {KEYS}, got {got!r}")
+            raise CheckFailed(f"trace must return a dict with keys {KEYS}, got {got!r}")
         want = with_torch(x, w1, w2)
         for key in KEYS:
             value = got[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise AssertionError(f"{key} must be a number (use .item() on a tensor), got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise CheckFailed(f"{key} must be a number (use .item() on a tensor), got {value!r}")
+            value = float(value)
             if not math.isfinite(value):
-                raise AssertionError(
+                raise CheckFailed(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value} in your trace (torch gives "
                     f"{want[key]:g}): a finite input gives a finite result; look for a 0/0 or an overflow"
                 )
             if not abs(value - want[key]) <= 1e-9 * max(1.0, abs(want[key])):
-                raise AssertionError(
+                raise CheckFailed(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value:g}, torch gives {want[key]:g}; "
                     "write the local derivative of each input of u = w1*x + w2*x**2 again"
                 )
