@@ -31,13 +31,16 @@ class GuardError(AssertionError):
     """A guard found a bug; the message says which tensor and what to do."""
 
 
-def require_module(model, name="model"):
+def require_module(model, name="model", loose_tensors=False):
     """Raise TypeError unless ``model`` is a torch.nn.Module; ``name`` is the argument's name in
-    the message. The reference code's functions that take a model check it with this."""
+    the message. ``loose_tensors``: the caller only reads the parameters (it never calls the
+    model), so the message may offer an nn.ParameterList for tensors that have no module. The
+    reference code's functions that take a model check it with this."""
     if not isinstance(model, torch.nn.Module):
+        loose = " (loose tensors: an nn.ParameterList of them)" if loose_tensors else ""
         raise TypeError(
             f"{name} must be a torch.nn.Module, got {type(model).__name__}: pass the model itself, "
-            "not model.parameters() or a list of tensors (loose tensors: an nn.ParameterList)"
+            f"not model.parameters() or a list of tensors{loose}"
         )
 
 

@@ -17,7 +17,7 @@ from snippets.guards import require_module
 
 
 def _check_model(model):
-    require_module(model)
+    require_module(model, loose_tensors=True)
     params = [p for p in model.parameters() if p.requires_grad]
     if not params:
         raise ValueError("model has no parameter that requires grad: pass a module with one (a frozen "

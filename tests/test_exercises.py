@@ -353,12 +353,18 @@ def _micro_batches_aliased(k=4, seed=0):
     return accumulated, {n: p.grad for n, p in model.named_parameters()}
 
 
-@pytest.mark.parametrize("shortcut", [
-    _micro_batches_aliased,
-    lambda k=4, seed=0: (accumulation.starter_micro_batches(k)[0],) * 2,   # its own "full" gradient
+def _micro_batches_copied(k=4, seed=0):
+    """The unscaled accumulation returned twice, as copies: "full" agrees with it."""
+    accumulated = accumulation.starter_micro_batches(k)[0]
+    return accumulated, {n: t.clone() for n, t in accumulated.items()}
+
+
+@pytest.mark.parametrize("shortcut, message", [
+    (_micro_batches_aliased, "accumulated and full share the weight tensor: clone each .grad"),
+    (_micro_batches_copied, "k=2: accumulated weight.grad is 2 times the full batch's"),
 ])
-def test_micro_batch_check_compares_with_its_own_full_batch_gradient(shortcut):
-    assert attempt(accumulation.check_micro_batches, shortcut).startswith("FAIL: ")
+def test_micro_batch_check_compares_with_its_own_full_batch_gradient(shortcut, message):
+    assert attempt(accumulation.check_micro_batches, shortcut).startswith("FAIL: " + message)
 
 
 def test_checks_refuse_an_empty_list_of_cases():
@@ -384,7 +390,7 @@ def test_checks_name_a_result_of_the_wrong_form():
     import numpy as np
 
     def numpy_numbers(x, w1, w2):
-        return {k: np.float64(v) for k, v in hand_trace.with_torch(x, w1, w2).items()}
+        return {k: np.float32(v) for k, v in hand_trace.with_torch(x, w1, w2).items()}
 
     assert attempt(hand_trace.check, numpy_numbers) == "PASS"
 

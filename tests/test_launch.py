@@ -191,7 +191,7 @@ def test_a_partial_of_a_top_level_function_is_taken():
 
 
 def test_args_that_cannot_be_pickled_are_refused_by_name():
-    with pytest.raises(TypeError, match=r"args must be picklable, as each rank receives a copy \(.*\): pass tensors"):
+    with pytest.raises(TypeError, match=r"fn and args must be picklable, as each rank receives a copy \(.*\): pass tensors"):
         run_ranks(with_args, args=(lambda v: v, "x"))
 
 
@@ -206,3 +206,16 @@ def test_a_script_read_from_standard_input_is_refused_before_any_rank_starts(tmp
                           timeout=120)
     assert done.returncode == 1
     assert "RuntimeError: the main module's file '<stdin>' does not exist, and each rank imports it" in done.stderr
+
+
+def puts_on_the_queue(rank, world_size, q):
+    q.put(rank)
+    return rank
+
+
+def test_a_queue_of_the_launchers_context_can_be_passed_in_args():
+    from snippets.scale import launch
+
+    q = launch._context().Queue()
+    assert run_ranks(puts_on_the_queue, args=(q,)) == [0, 1]
+    assert sorted(q.get(timeout=10) for _ in range(2)) == [0, 1]

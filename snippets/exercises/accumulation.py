@@ -125,7 +125,8 @@ def _call(fn, *args, **kwargs):
 
 def _check_grads(grads):
     if not isinstance(grads, (list, tuple)) or not all(isinstance(g, (int, float)) for g in grads):
-        raise CheckFailed(f"two_passes must return a list of floats, w.grad.item() after each pass; got {grads!r}")
+        raise CheckFailed(f"two_passes must return a list of floats, w.grad.item() after each "
+                          f"pass; got {grads!r}")
     if [round(g, 6) for g in grads] != [28.0, 56.0]:
         raise CheckFailed(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
 
@@ -146,15 +147,15 @@ def _check_same(result, k):
         raise CheckFailed(f"{form}; got {type(result).__name__}")
     accumulated, full = result
     for d in (accumulated, full):
-        if not isinstance(d, dict) or sorted(d) != sorted(expected) or not all(
-                isinstance(t, torch.Tensor) for t in d.values()):
+        if not isinstance(d, dict) or sorted(d) != sorted(expected) \
+                or not all(isinstance(t, torch.Tensor) for t in d.values()):
             raise CheckFailed(f"{form}; got {d!r:.200}")
     for name, g in expected.items():
         if accumulated[name].shape != g.shape:
             raise CheckFailed(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
         if accumulated[name].data_ptr() == full[name].data_ptr():
-            raise CheckFailed(f"accumulated and full hold the same {name} tensor: the full-batch backward "
-                              "wrote into it; clone each .grad (p.grad.clone()) before that backward")
+            raise CheckFailed(f"accumulated and full share the {name} tensor: clone each .grad "
+                              "(p.grad.clone()) before the next backward writes into it")
         if not torch.isfinite(accumulated[name]).all():
             raise CheckFailed(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
     for name, g in expected.items():
@@ -188,7 +189,8 @@ def check(fn):
         raise TypeError(f"check(fn): pass a function such as solution, got {type(fn).__name__}")
     result = _call(fn)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise CheckFailed(f"fn must return (w.grad after each pass, (accumulated, full)); got {result!r:.200}")
+        raise CheckFailed(f"fn must return (w.grad after each pass, (accumulated, full)); "
+                          f"got {result!r:.200}")
     _check_grads(result[0])
     _check_same(result[1], k=4)
 # --8<-- [end:check]

@@ -61,9 +61,11 @@ def check(trace, points=POINTS):
     if not callable(trace):
         raise TypeError(f"check(trace): pass your function trace(x, w1, w2), got {type(trace).__name__}")
     points = list(points)
-    if not points or not all(isinstance(p, (tuple, list)) and len(p) == 3 for p in points):
-        raise ValueError(f"points must be a non-empty list of (x, w1, w2); got {points!r}: an empty one checks "
-                         "nothing")
+    if not points or not all(isinstance(p, (tuple, list)) and len(p) == 3
+                             and all(isinstance(v, numbers.Real) and math.isfinite(v) for v in p)
+                             for p in points):
+        raise ValueError(f"points must be a non-empty list of (x, w1, w2), finite numbers; "
+                         f"got {points!r} (an empty one checks nothing)")
     for x, w1, w2 in points:
         got = trace(x, w1, w2)
         if not isinstance(got, dict) or set(got) != set(KEYS):
@@ -73,7 +75,7 @@ def check(trace, points=POINTS):
             value = got[key]
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise CheckFailed(f"{key} must be a number (use .item() on a tensor), got {value!r}")
-            value = float(value)
+            value = float(value)                       # a NumPy number too
             if not math.isfinite(value):
                 raise CheckFailed(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value} in your trace (torch gives "

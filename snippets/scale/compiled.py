@@ -118,7 +118,7 @@ class CompileLog:
 
 
 # --8<-- [start:compare]
-from snippets.guards import require_module  # noqa: E402
+from snippets.guards import require_module
 
 
 def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eager", options=None) -> dict:

@@ -142,11 +142,6 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
         raise ValueError(f"world_size must be an int from 1 to 8 (processes on this machine); got {world_size!r}")
     if not isinstance(args, tuple):
         raise TypeError(f"args must be a tuple of the extra arguments of fn; got {type(args).__name__}")
-    try:  # each rank receives a pickled copy
-        pickle.dumps(args)
-    except Exception as error:  # noqa: BLE001 - pickle raises several types
-        raise TypeError(f"args must be picklable, as each rank receives a copy ({error}): pass tensors, numbers, "
-                        "strings, and functions defined at the top level of an importable module") from None
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if main_file is not None and not os.path.isfile(main_file):  # each rank imports the main module by path
         raise RuntimeError(f"the main module's file {main_file!r} does not exist, and each rank imports it: "
@@ -165,7 +160,17 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
     procs = [ctx.Process(target=_rank_main, args=(fn, r, world_size, port, args, timeout, results), daemon=True)
              for r in range(world_size)]
     for p in procs:
-        p.start()
+        try:
+            p.start()  # pickles fn and args for the new process
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            for started in procs:
+                if started.pid is not None:
+                    started.terminate()
+                    started.join(timeout=5)
+            del store
+            raise TypeError(f"fn and args must be picklable, as each rank receives a copy ({error}): pass "
+                            "tensors, numbers, strings, and functions defined at the top level of an "
+                            "importable module") from error
     got: dict[int, tuple] = {}
     deadline = time.monotonic() + timeout
     try:
