@@ -34,8 +34,8 @@ class GuardError(AssertionError):
 def require_module(model, name="model", loose_tensors=False):
     """Raise TypeError unless ``model`` is a torch.nn.Module; ``name`` is the argument's name in
     the message. ``loose_tensors``: the caller only reads the parameters (it never calls the
-    model), so the message may offer an nn.ParameterList for tensors that have no module. The
-    reference code's functions that take a model check it with this."""
+    model), so the message may offer an nn.ParameterList for tensors that have no module. Most
+    of the reference code's functions that take a model check it with this."""
     if not isinstance(model, torch.nn.Module):
         loose = " (loose tensors: an nn.ParameterList of them)" if loose_tensors else ""
         raise TypeError(

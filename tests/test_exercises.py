@@ -398,3 +398,32 @@ def test_checks_name_a_result_of_the_wrong_form():
 def test_relative_error_refuses_a_dtype_whose_floor_is_zero():
     with pytest.raises(TypeError, match="pass a.double"):
         gradient_check.relative_error(torch.zeros(2, dtype=torch.float16), torch.zeros(2, dtype=torch.float16))
+
+
+def _micro_batches_full_without_zero_grad(k=4, seed=0):
+    """Right accumulation, then the full-batch backward without zero_grad(): full is doubled."""
+    accumulated, _ = accumulation.solution_micro_batches(k, seed)
+    model, X, y = accumulation.make_batch(seed=seed)
+    F.mse_loss(model(X), y).backward()
+    F.mse_loss(model(X), y).backward()
+    return accumulated, {n: p.grad.clone() for n, p in model.named_parameters()}
+
+
+def _micro_batches_float64(k=4, seed=0):
+    accumulated, full = accumulation.solution_micro_batches(k, seed)
+    return {n: t.double() for n, t in accumulated.items()}, full
+
+
+def test_micro_batch_check_reads_full_and_any_float_dtype():
+    message = attempt(accumulation.check_micro_batches, _micro_batches_full_without_zero_grad)
+    assert message.startswith("FAIL: full weight.grad is not the gradient of make_batch()'s full batch"), message
+    assert attempt(accumulation.check_micro_batches, _micro_batches_float64) == "PASS"
+
+
+def test_checks_refuse_cases_they_cannot_use():
+    with pytest.raises(ValueError, match="finite numbers at which torch's results are finite"):
+        hand_trace.check(hand_trace.solution, points=[(1.0, 1e200, 0.0)])
+    with pytest.raises(ValueError, match="finite numbers"):
+        hand_trace.check(hand_trace.solution, points=5)
+    with pytest.raises(ValueError, match=r"seeds must be a list of seeds, such as \(0, 1, 2\); got 3"):
+        gradient_check.check(gradient_check.solution, seeds=3)

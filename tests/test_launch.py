@@ -191,7 +191,7 @@ def test_a_partial_of_a_top_level_function_is_taken():
 
 
 def test_args_that_cannot_be_pickled_are_refused_by_name():
-    with pytest.raises(TypeError, match=r"fn and args must be picklable, as each rank receives a copy \(.*\): pass tensors"):
+    with pytest.raises(TypeError, match=r"fn and args could not be sent to a rank's process \(.*\): pass values that pickle"):
         run_ranks(with_args, args=(lambda v: v, "x"))
 
 
@@ -214,6 +214,8 @@ def puts_on_the_queue(rank, world_size, q):
 
 
 def test_a_queue_of_the_launchers_context_can_be_passed_in_args():
+    """A guard on the pickling check: a check before the processes start refused this queue,
+    which multiprocessing sends while it starts them."""
     from snippets.scale import launch
 
     q = launch._context().Queue()

@@ -159,12 +159,16 @@ def _check_same(result, k):
         if not torch.isfinite(accumulated[name]).all():
             raise CheckFailed(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
     for name, g in expected.items():
-        if not torch.allclose(accumulated[name], g, rtol=1e-5, atol=1e-6):
+        if not torch.allclose(accumulated[name].double(), g.double(), rtol=1e-5, atol=1e-6):
             ratio = (accumulated[name].norm() / g.norm()).item()
             raise CheckFailed(
                 f"k={k}: accumulated {name}.grad is {ratio:.3g} times the full batch's: "
                 "scale each micro-batch's mean loss by 1/k before backward()"
             )
+    for name, g in expected.items():
+        if full[name].shape != g.shape or not torch.allclose(full[name].double(), g.double(), rtol=1e-5, atol=1e-6):
+            raise CheckFailed(f"full {name}.grad is not the gradient of make_batch()'s full batch (seed 0): "
+                              "call zero_grad() before its backward, on the same model and batch")
 
 
 def check_two_passes(two_passes):

@@ -34,9 +34,9 @@ def relative_error(a, n):
         raise TypeError(f"a and n must have one dtype, got {a.dtype} and {n.dtype}: "
                         "pass a.double() and n.double()")
     if a.dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"a and n must be float32 or float64, got {a.dtype}: the 1e-12 floor "
-                        "is 0 in float16 and integer dtypes, and bfloat16 keeps 3 digits; "
-                        "pass a.double() and n.double()")
+        raise TypeError(f"a and n must be real float32 or float64 tensors, got {a.dtype}: the 1e-12 floor "
+                        "is 0 in float16 and integer dtypes (pass a.double() and n.double()); for complex "
+                        "tensors pass torch.view_as_real(a) and torch.view_as_real(n)")
     return (a - n).abs() / torch.maximum(torch.maximum(a.abs(), n.abs()), torch.tensor(1e-12, dtype=a.dtype))
 
 
@@ -88,6 +88,8 @@ def check(fn, seeds=(0, 1, 2)):
     for the one weight and for the whole layer W1, is below TOLERANCE."""
     if not callable(fn):
         raise TypeError(f"check(fn): pass your function fn(seed) -> dict, got {type(fn).__name__}")
+    if not isinstance(seeds, (list, tuple, range)):
+        raise ValueError(f"seeds must be a list of seeds, such as (0, 1, 2); got {seeds!r}")
     seeds = list(seeds)
     if not seeds:
         raise ValueError("seeds must hold at least one seed: an empty list checks nothing")

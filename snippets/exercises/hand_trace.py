@@ -60,12 +60,16 @@ def check(trace, points=POINTS):
     """Acceptance: ``trace`` agrees with torch on all four numbers at every point."""
     if not callable(trace):
         raise TypeError(f"check(trace): pass your function trace(x, w1, w2), got {type(trace).__name__}")
+    wrong = ValueError(f"points must be a non-empty list of (x, w1, w2), finite numbers at which torch's "
+                       f"results are finite; got {points!r} (an empty one checks nothing)")
+    if not isinstance(points, (list, tuple)):
+        raise wrong
     points = list(points)
     if not points or not all(isinstance(p, (tuple, list)) and len(p) == 3
                              and all(isinstance(v, numbers.Real) and math.isfinite(v) for v in p)
+                             and all(math.isfinite(v) for v in with_torch(*p).values())
                              for p in points):
-        raise ValueError(f"points must be a non-empty list of (x, w1, w2), finite numbers; "
-                         f"got {points!r} (an empty one checks nothing)")
+        raise wrong
     for x, w1, w2 in points:
         got = trace(x, w1, w2)
         if not isinstance(got, dict) or set(got) != set(KEYS):

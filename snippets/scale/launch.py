@@ -17,7 +17,8 @@ A rank that raises makes ``run_ranks`` raise that exception, of its type, with a
 the rank (the lowest rank that raised, passing over a rank that only lost its connection to a
 peer that had failed); a rank that calls ``sys.exit`` raises a RuntimeError that says so. A rank
 left in a collective (an all-reduce, a barrier) by a rank that returned without it loses its
-connection at once: ``run_ranks`` raises a RuntimeError naming both. A job that does not finish
+connection once no rank it waits for is still running: ``run_ranks`` then raises a RuntimeError
+naming both. A job that does not finish
 within ``timeout`` seconds, ranks waiting in collectives that do not match while every process
 lives, say, is stopped: every rank still running is terminated and ``run_ranks`` raises
 ``TimeoutError`` naming the ranks that did not finish. gloo's own timeout is set to the same
@@ -162,15 +163,16 @@ def run_ranks(fn, world_size: int = 2, args: tuple = (), timeout: float = 120.0)
     for p in procs:
         try:
             p.start()  # pickles fn and args for the new process
-        except (pickle.PicklingError, AttributeError, TypeError) as error:
+        except Exception as error:  # noqa: BLE001 - pickling raises several types
             for started in procs:
                 if started.pid is not None:
                     started.terminate()
                     started.join(timeout=5)
-            del store
-            raise TypeError(f"fn and args must be picklable, as each rank receives a copy ({error}): pass "
-                            "tensors, numbers, strings, and functions defined at the top level of an "
-                            "importable module") from error
+            del store  # its port closes
+            raise TypeError(f"fn and args could not be sent to a rank's process ({type(error).__name__}: {error}): "
+                            "pass values that pickle (tensors, numbers, strings, functions defined at the top "
+                            "level of an importable module; a tensor is shared with the caller and the other "
+                            "ranks, so clone it before writing in place)") from error
     got: dict[int, tuple] = {}
     deadline = time.monotonic() + timeout
     try:
