@@ -818,7 +818,7 @@ def _exempt():
     add("optim_in_backward", "GradBytes", "nonfinite", "counts bytes of .grad tensors; values are not read")
     add("grad_check", "report_dead_grads", "nonfinite", "reports a NaN/inf gradient as 'nonfinite': that is its job")
     add("guards", "GuardError", "type shape nonfinite", "an exception class")
-    add("exercises", "CheckFailed", "type shape nonfinite", "an exception class")
+    add("exercises", "CheckError", "type shape nonfinite", "an exception class")
     add("guards", "require_module", "shape nonfinite", "checks a model's type only; the functions that call it check the rest")
     add("guards", "batch_statistics_layer", "shape nonfinite", "takes a module and reads its layers' types and modes, "
         "not values")

@@ -641,7 +641,7 @@ def _exempt():
         "tests/test_function_api.py runs gradcheck on them; SortWithIndices' ties are sorted as x.sort does")
     add("grad_check", "report_dead_grads", "reports a None, zero or non-finite .grad: degenerate gradients are its input (tests/test_grad_check.py)")
     add("guards", "GuardError", EXCEPTION)
-    add("exercises", "CheckFailed", EXCEPTION)
+    add("exercises", "CheckError", EXCEPTION)
     add("hand_trace", "gradients", "returns torch's own gradients")
     add("optim_in_backward", "GradBytes step_in_backward", "counts bytes and steps an optimizer; tests/test_optim_in_backward.py compares with torch's step")
     add("contract", "saved_bytes_per_element", "counts bytes of saved tensors; an empty x is refused (test_bad_input)")

@@ -4,7 +4,7 @@ Every module has the same parts:
 
     starter    the code a reader starts from; it runs, and its result is wrong
     solution   the reference solution
-    check(fn)  the acceptance criteria: calls ``fn`` and raises CheckFailed (an AssertionError),
+    check(fn)  the acceptance criteria: calls ``fn`` and raises CheckError (an AssertionError),
                with a message that says what is wrong and where to look, unless the result is
                right
     main()     ``python -m snippets.exercises.<name>`` prints the solution's results
@@ -13,7 +13,7 @@ The tests assert that every check passes on ``solution`` and fails on ``starter`
 """
 
 
-class CheckFailed(AssertionError):
+class CheckError(AssertionError):
     """An acceptance criterion of a check is not met; the message says what is wrong."""
 
 
@@ -21,7 +21,7 @@ def attempt(check, fn, *args, **kwargs):
     """Run ``check(fn, ...)`` and return ``"PASS"`` or ``"FAIL: <message>"``.
 
     For a notebook cell that shows a starter failing without stopping the notebook.
-    Only CheckFailed (a failed acceptance criterion) is caught; any other error propagates,
+    Only CheckError (a failed acceptance criterion) is caught; any other error propagates,
     an AssertionError of the code under check (its own ``assert``, or torch's) included,
     since it is a bug in that code, not a wrong answer.
     """
@@ -29,6 +29,6 @@ def attempt(check, fn, *args, **kwargs):
         raise TypeError("attempt(check, fn): pass the module's check and the function to check")
     try:
         check(fn, *args, **kwargs)
-    except CheckFailed as exc:
+    except CheckError as exc:
         return f"FAIL: {exc}"
     return "PASS"

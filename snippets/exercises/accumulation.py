@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from snippets.exercises import CheckFailed
+from snippets.exercises import CheckError
 
 
 def hand_trace_leaves():
@@ -117,7 +117,7 @@ def _call(fn, *args, **kwargs):
         first = str(exc).splitlines()[0]
         if "backward through the graph a second time" not in first:
             raise  # not the freed graph of part A: torch's own message says what is wrong
-        raise CheckFailed(
+        raise CheckError(
             f"{fn.__name__} raised RuntimeError: {first.split('.')[0]}. Run the forward pass "
             "again before the second backward(), or pass retain_graph=True to the first"
         ) from None
@@ -125,10 +125,10 @@ def _call(fn, *args, **kwargs):
 
 def _check_grads(grads):
     if not isinstance(grads, (list, tuple)) or not all(isinstance(g, (int, float)) for g in grads):
-        raise CheckFailed(f"two_passes must return a list of floats, w.grad.item() after each "
+        raise CheckError(f"two_passes must return a list of floats, w.grad.item() after each "
                           f"pass; got {grads!r}")
     if [round(g, 6) for g in grads] != [28.0, 56.0]:
-        raise CheckFailed(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
+        raise CheckError(f"w.grad after each pass should be [28.0, 56.0] (28 + 28), got {grads}")
 
 
 def _full_batch_gradients():
@@ -144,30 +144,30 @@ def _check_same(result, k):
     form = (f"micro_batches must return (accumulated, full): two dicts {{parameter name: gradient}} "
             f"with the keys {sorted(expected)}")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise CheckFailed(f"{form}; got {type(result).__name__}")
+        raise CheckError(f"{form}; got {type(result).__name__}")
     accumulated, full = result
     for d in (accumulated, full):
         if not isinstance(d, dict) or sorted(d) != sorted(expected) \
                 or not all(isinstance(t, torch.Tensor) for t in d.values()):
-            raise CheckFailed(f"{form}; got {d!r:.200}")
+            raise CheckError(f"{form}; got {d!r:.200}")
     for name, g in expected.items():
         if accumulated[name].shape != g.shape:
-            raise CheckFailed(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
+            raise CheckError(f"{name}: shape {tuple(accumulated[name].shape)}, expected {tuple(g.shape)}")
         if accumulated[name].data_ptr() == full[name].data_ptr():
-            raise CheckFailed(f"accumulated and full share the {name} tensor: clone each .grad "
+            raise CheckError(f"accumulated and full share the {name} tensor: clone each .grad "
                               "(p.grad.clone()) before the next backward writes into it")
         if not torch.isfinite(accumulated[name]).all():
-            raise CheckFailed(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
+            raise CheckError(f"k={k}: accumulated {name}.grad holds NaN or inf: {accumulated[name].tolist()}")
     for name, g in expected.items():
         if not torch.allclose(accumulated[name].double(), g.double(), rtol=1e-5, atol=1e-6):
             ratio = (accumulated[name].norm() / g.norm()).item()
-            raise CheckFailed(
+            raise CheckError(
                 f"k={k}: accumulated {name}.grad is {ratio:.3g} times the full batch's: "
                 "scale each micro-batch's mean loss by 1/k before backward()"
             )
     for name, g in expected.items():
         if full[name].shape != g.shape or not torch.allclose(full[name].double(), g.double(), rtol=1e-5, atol=1e-6):
-            raise CheckFailed(f"full {name}.grad is not the gradient of make_batch()'s full batch (seed 0): "
+            raise CheckError(f"full {name}.grad is not the gradient of make_batch()'s full batch (seed 0): "
                               "call zero_grad() before its backward, on the same model and batch")
 
 
@@ -193,7 +193,7 @@ def check(fn):
         raise TypeError(f"check(fn): pass a function such as solution, got {type(fn).__name__}")
     result = _call(fn)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise CheckFailed(f"fn must return (w.grad after each pass, (accumulated, full)); "
+        raise CheckError(f"fn must return (w.grad after each pass, (accumulated, full)); "
                           f"got {result!r:.200}")
     _check_grads(result[0])
     _check_same(result[1], k=4)

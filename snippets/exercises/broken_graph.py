@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from snippets.exercises import CheckFailed
+from snippets.exercises import CheckError
 from snippets.grad_check import report_dead_grads
 
 LR = 0.1
@@ -204,16 +204,16 @@ def check(train, steps=10):
     losses = train(steps=steps, seed=0)
     if not isinstance(losses, (list, tuple)) or not all(
             isinstance(v, numbers.Real) and not isinstance(v, bool) for v in losses):
-        raise CheckFailed(f"train must return a list of {steps + 1} losses as numbers (loss.item()), "
+        raise CheckError(f"train must return a list of {steps + 1} losses as numbers (loss.item()), "
                           f"got {losses!r:.200}")
     if len(losses) != steps + 1:
-        raise CheckFailed(f"train must return {steps + 1} losses (before each step, then after the last), "
+        raise CheckError(f"train must return {steps + 1} losses (before each step, then after the last), "
                           f"got {len(losses)}")
     before, after = losses[0], losses[-1]
     if not all(math.isfinite(v) for v in losses):
-        raise CheckFailed(f"the losses are not all finite: {losses}; the loop diverged or divided by 0")
+        raise CheckError(f"the losses are not all finite: {losses}; the loop diverged or divided by 0")
     if not after < 0.5 * before:
-        raise CheckFailed(
+        raise CheckError(
             f"the loss went from {before:.4f} to {after:.4f} in {steps} steps: it did not halve. "
             "After the first backward, print diagnose(model, opt, loss)"
         )

@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from snippets.exercises import CheckFailed
+from snippets.exercises import CheckError
 from snippets.finite_diff import central_difference
 from snippets.two_layer import forward, make_tensors
 
@@ -97,29 +97,29 @@ def check(fn, seeds=(0, 1, 2)):
     for seed in seeds:
         r = fn(seed=seed)
         if not isinstance(r, dict) or not set(keys) <= set(r):
-            raise CheckFailed(f"fn(seed) must return a dict with the keys {list(keys)}, as "
+            raise CheckError(f"fn(seed) must return a dict with the keys {list(keys)}, as "
                               f"solution does; got {r!r:.200}")
         if r.get("dtype") != torch.float64:
-            raise CheckFailed(
+            raise CheckError(
                 f"the check ran in {r.get('dtype')}: a difference quotient in float32 has a rounding "
                 "error of about 1e-7 * |L| / h, too large to tell a right gradient from a wrong one; use float64"
             )
         for key, source in (("autograd", "autograd"), ("numeric", "the central difference")):
             if not math.isfinite(r[key]):
-                raise CheckFailed(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
+                raise CheckError(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
         for key in ("rel_error", "layer_rel_error"):
             if not r[key] < TOLERANCE:
-                raise CheckFailed(
+                raise CheckError(
                     f"seed {seed}: {key} = {r[key]:.2e}, above {TOLERANCE:g}: autograd and the central "
                     "difference disagree; check the dtype, the step h (1e-6 in float64) and the point"
                 )
         if not abs(r["autograd"] - r["numeric"]) <= 1e-6 * max(1.0, abs(r["numeric"])):
-            raise CheckFailed(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
+            raise CheckError(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
         t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
         forward(t)["L"].backward()
         want = t["W1"].grad[tuple(r["index"])].item()
         if not abs(r["numeric"] - want) <= 1e-6 * max(1.0, abs(want)):
-            raise CheckFailed(f"seed {seed}: the numeric gradient {r['numeric']!r} of W1{list(r['index'])} is "
+            raise CheckError(f"seed {seed}: the numeric gradient {r['numeric']!r} of W1{list(r['index'])} is "
                               f"not torch's {want!r}: compute it from the network of make_tensors(seed)")
 # --8<-- [end:check]
 # --8<-- [end:module]

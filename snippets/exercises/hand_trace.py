@@ -15,7 +15,7 @@ import numbers
 
 import torch
 
-from snippets.exercises import CheckFailed
+from snippets.exercises import CheckError
 
 POINTS = ((1.0, 2.0, 3.0), (2.0, 2.0, 3.0))  # (x, w1, w2)
 KEYS = ("L", "dL/dw1", "dL/dw2", "dL/dx")
@@ -73,20 +73,20 @@ def check(trace, points=POINTS):
     for x, w1, w2 in points:
         got = trace(x, w1, w2)
         if not isinstance(got, dict) or set(got) != set(KEYS):
-            raise CheckFailed(f"trace must return a dict with keys {KEYS}, got {got!r}")
+            raise CheckError(f"trace must return a dict with keys {KEYS}, got {got!r}")
         want = with_torch(x, w1, w2)
         for key in KEYS:
             value = got[key]
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise CheckFailed(f"{key} must be a number (use .item() on a tensor), got {value!r}")
+                raise CheckError(f"{key} must be a number (use .item() on a tensor), got {value!r}")
             value = float(value)                       # a NumPy number too
             if not math.isfinite(value):
-                raise CheckFailed(
+                raise CheckError(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value} in your trace (torch gives "
                     f"{want[key]:g}): a finite input gives a finite result; look for a 0/0 or an overflow"
                 )
             if not abs(value - want[key]) <= 1e-9 * max(1.0, abs(want[key])):
-                raise CheckFailed(
+                raise CheckError(
                     f"at x={x:g}, w1={w1:g}, w2={w2:g}: {key} is {value:g}, torch gives {want[key]:g}; "
                     "write the local derivative of each input of u = w1*x + w2*x**2 again"
                 )
