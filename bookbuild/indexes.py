@@ -12,8 +12,9 @@ pages they index.
                            (its section NAMED_SECTION) and no block can show
     error_index(page, pages)   the list as Markdown, grouped by type (<!-- error-index -->): each
                            error a heading of its own, with an anchor of its own
-    search_data(page, pages, separator)   what the site's search needs to send a pasted message
-                           to its heading (docs/assets/js/search-query.js)
+    search_data(page, pages, separator, docs)   what the site's search needs to send a pasted
+                           message to its heading, and to leave the page's headings out of a
+                           sentence that names no error (docs/assets/js/search-query.js)
     packaged(pages)        the index for `python -m snippets.explain` (snippets/error_index.json)
 """
 
@@ -335,12 +336,48 @@ def _queries(entries: list[Entry], separator: str) -> dict[str, str | None]:
     return out
 
 
-def search_data(page_path: Path, pages, separator: str) -> dict:
+# The words a sentence pasted with no error's name in it excludes from titles: every heading of
+# the page of errors holds one of these (a type's "…Error" or "…Warning" is a word of its own in
+# the index), and sections elsewhere that hold one are left out too (measured: nine, such as
+# "The error, and how to read it").
+SENTENCE_EXCLUDES = ("error", "warning")
+
+
+def _exclusions(page_path: Path, docs, separator: str) -> list[str]:
+    """SENTENCE_EXCLUDES, then for each title of the page of errors in ``docs`` (the search
+    index's documents) that holds none of them, one word of it that no title elsewhere holds
+    (the one most such titles share), so that `-title:word` for each leaves out every heading of
+    that page and no other heading. ValueError names a title that has no such word."""
+    base = site_address(page_path, "")
+    ours = [d["title"] for d in docs if d["location"].split("#")[0] == base]
+    elsewhere = {w for d in docs if d["location"].split("#")[0] != base for w in _title_words(d["title"], separator)}
+    out = list(SENTENCE_EXCLUDES)
+    left = []
+    for title in ours:
+        words = set(_title_words(title, separator))
+        if words.isdisjoint(out):
+            usable = {w for w in words - elsewhere if w not in STOP_WORDS and re.fullmatch(explain.WORD, w)}
+            if not usable:
+                raise ValueError(f"the heading {title!r} of {page_path.name} holds no word that a "
+                                 f"sentence pasted into the search box can exclude: none of "
+                                 f"{SENTENCE_EXCLUDES}, and each other word is a word of a title on "
+                                 "another page; word it with the error's type")
+            left.append(usable)
+    while left:
+        counts = {w: sum(w in u for u in left) for u in left for w in u}
+        word = min(counts, key=lambda w: (-counts[w], w))
+        out.append(word)
+        left = [u for u in left if word not in u]
+    return out
+
+
+def search_data(page_path: Path, pages, separator: str, docs) -> dict:
     """What the site's search box needs to send a pasted error message to its heading on the
     page of errors: the rules snippets.explain normalises a message by, and for each error (a
     named one too) its type, the words of its message and of its other wordings, the words of
     its heading a query may require, and the query that finds its heading alone (None: the
-    reader's query is left as it is)."""
+    reader's query is left as it is); and the title words a sentence that names no error
+    excludes (``docs``: the search index's documents, see _exclusions)."""
     entries = errors(pages) + named(page_path)
     queries = _queries(entries, separator)
     base = site_address(page_path, "")
@@ -349,6 +386,7 @@ def search_data(page_path: Path, pages, separator: str) -> dict:
         cutoff=explain.CUTOFF, same_start=explain.SAME_START, alone=explain.ALONE, min_fragment=explain.MIN_FRAGMENT,
         entries=[dict(address=f"{base}#{e.anchor}", types=None if e.kind == "named" else [e.type],
                       keys=e.keys, title=_title_keys(e, separator), query=queries[e.anchor]) for e in entries],
+        exclude=_exclusions(page_path, docs, separator),
     )
 
 

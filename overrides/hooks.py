@@ -172,7 +172,7 @@ def _add_error_search(config):
     if not full.get("docs"):  # moved already (overrides/site_hooks.py): nothing was written again
         return
     pages = sorted(page.parents[1].rglob("*.md"))
-    full["book_errors"] = indexes.search_data(page, pages, full["config"]["separator"])
+    full["book_errors"] = indexes.search_data(page, pages, full["config"]["separator"], full["docs"])
     index.write_text(json.dumps(full, separators=(",", ":")), encoding="utf-8")
 
 

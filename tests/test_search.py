@@ -7,8 +7,9 @@ bookbuild/indexes.py puts in the search index; it must read each message as
 `python -m snippets.explain` does.
 
 Without a browser: the stop words the queries avoid are Material's, the rules are written in
-the syntax Python and JavaScript share, and each heading's query selects it alone among the
-headings of the page. In the browser (the session's `browser` fixture, the built site): the
+the syntax Python and JavaScript share, each heading's query selects it alone among the
+headings of the page, and the words a sentence with no error's name excludes leave out every
+heading of that page. In the browser (the session's `browser` fixture, the built site): the
 site's reading equals explain's, and what the search box lists.
 """
 
@@ -85,7 +86,7 @@ def _model_search(query: str, titles: dict) -> set:
 
 
 def test_each_heading_has_a_query_that_finds_it_alone():
-    data = indexes.search_data(indexes.ERRORS_PAGE, PAGES, separator())
+    data = indexes.search_data(indexes.ERRORS_PAGE, PAGES, separator(), docs=[])
     entries = indexes.errors(PAGES) + indexes.named()
     titles = {indexes.site_address(indexes.ERRORS_PAGE, e.anchor): set(indexes._title_words(e.heading, separator()))
               for e in entries}
@@ -97,7 +98,7 @@ def test_each_heading_has_a_query_that_finds_it_alone():
 
 
 def test_the_search_index_carries_the_rules_of_explain():
-    data = indexes.search_data(indexes.ERRORS_PAGE, PAGES, separator())
+    data = indexes.search_data(indexes.ERRORS_PAGE, PAGES, separator(), docs=[])
     assert data["rules"] == [list(r) for r in explain.RULES] and data["type"] == explain.TYPE
     assert (data["cutoff"], data["same_start"], data["alone"], data["min_fragment"]) == (
         explain.CUTOFF, explain.SAME_START, explain.ALONE, explain.MIN_FRAGMENT)
@@ -132,6 +133,35 @@ def _rows(built) -> set:
 def _book_errors(built):
     """The index's "book_errors" as the built site serves it (search.js reads the same file)."""
     return json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))["book_errors"]
+
+
+def test_a_sentence_excludes_every_heading_of_the_page_of_errors_and_no_other(built):
+    """The words a sentence with no error's name excludes (search-query.js): each title of the
+    page of errors in the built index holds one; a title elsewhere holds none but "error" and
+    "warning" (sections such as "The error, and how to read it", left out with them)."""
+    full = json.loads((built / "search" / "search_index.json").read_text(encoding="utf-8"))
+    exclude, sep = full["book_errors"]["exclude"], full["config"]["separator"]
+    base = indexes.site_address(indexes.ERRORS_PAGE, "")
+    ours = [d for d in full["docs"] if d["location"].split("#")[0] == base]
+    assert len(ours) > 100
+    for doc in full["docs"]:
+        words = set(indexes._title_words(doc["title"], sep))
+        if doc in ours:
+            assert words & set(exclude), f"{doc['location']}: {doc['title']!r} holds none of {exclude}"
+        else:
+            assert not words & (set(exclude) - set(indexes.SENTENCE_EXCLUDES)), doc
+
+
+def test_the_excluded_words_cover_a_heading_without_error_and_refuse_one_they_cannot():
+    page = indexes.ERRORS_PAGE
+    base = indexes.site_address(page, "")
+    docs = [dict(location=base + "#a", title="<code>Unsupported: Failed to trace builtin operator</code>"),
+            dict(location=base + "#b", title="<code>RuntimeError: trace failed</code>"),
+            dict(location="part1/x/#c", title="Failed to trace a graph")]
+    assert indexes._exclusions(page, docs, separator()) == ["error", "warning", "builtin"]
+    docs.append(dict(location=base + "#d", title="Trace failed"))
+    with pytest.raises(ValueError, match="'Trace failed' of errors.md holds no word"):
+        indexes._exclusions(page, docs, separator())
 
 
 def test_the_site_reads_a_message_as_explain_does(served, browser, built):
@@ -279,5 +309,7 @@ def test_a_query_with_no_error_in_it_is_searched_as_typed(served, browser, built
 
     typed, short, code, sentence, unknown = browser.run(run)
     assert (typed, short, code) == ("register_hook", "saved for backward", "retain_graph=True")
-    assert sentence == "how do I get the Jacobian of a function with torch -title:error -title:warning"
+    excluded = "".join(f" -title:{w}" for w in _book_errors(built)["exclude"])
+    assert sentence == "how do I get the Jacobian of a function with torch" + excluded
+    assert excluded.startswith(" -title:error -title:warning -title:")  # and the words of the others
     assert unknown.startswith("+title:__") and "error" in unknown  # a line that names an error the book lacks

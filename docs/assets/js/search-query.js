@@ -147,8 +147,9 @@
     }
     if (pasted) return NOTHING;
     // Words with no error's name: as typed; a sentence of them lists no heading of the page of
-    // errors (each holds "Error" or "Warning", a word of its own in the index).
-    return collapse(query).split(" ").length >= 6 ? query + " -title:error -title:warning" : query;
+    // errors (each holds a word of data.exclude, which the build chose: bookbuild/indexes.py).
+    if (collapse(query).split(" ").length < 6) return query;
+    return query + data.exclude.map(function (w) { return " -title:" + w; }).join("");
   }
 
   scope.bookSearchQuery = { rank: rank, transform: transform, nothing: NOTHING };
