@@ -427,3 +427,23 @@ def test_checks_refuse_cases_they_cannot_use():
         hand_trace.check(hand_trace.solution, points=5)
     with pytest.raises(ValueError, match=r"seeds must be a list of seeds, such as \(0, 1, 2\); got 3"):
         gradient_check.check(gradient_check.solution, seeds=3)
+
+
+def test_checks_want_numbers_where_a_result_holds_numbers():
+    """A value that is not a real number, or an index outside W1, is named as such (before, a
+    string reached math.isfinite's TypeError, an index out of range torch's IndexError; a bool
+    counted as a gradient in exercise 4)."""
+    def with_string(seed=0):
+        return {**gradient_check.solution(seed), "numeric": "0.1"}
+
+    def with_index(seed=0):
+        return {**gradient_check.solution(seed), "index": (3, 2)}
+
+    assert attempt(gradient_check.check, with_string).startswith(
+        "FAIL: seed 0: numeric must be a number (.item() of a tensor), got '0.1'")
+    assert attempt(gradient_check.check, with_index).startswith(
+        "FAIL: seed 0: index must be the (row, column) of one weight of W1 (3, 5), got (3, 2)")
+    assert attempt(accumulation.check_two_passes, lambda: [True, 56.0]).startswith(
+        "FAIL: two_passes must return a list of floats")
+    with pytest.raises(ValueError, match="finite numbers"):
+        hand_trace.check(hand_trace.solution, points=[(True, 2.0, 3.0)])

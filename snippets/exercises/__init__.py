@@ -13,8 +13,17 @@ The tests assert that every check passes on ``solution`` and fails on ``starter`
 """
 
 
+import numbers
+
+
 class CheckError(AssertionError):
     """An acceptance criterion of a check is not met; the message says what is wrong."""
+
+
+def _is_number(value):
+    """Whether a result holds a real number where a check expects one: a Python or NumPy int
+    or float (not a bool, not a tensor: the reader's code calls .item())."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def attempt(check, fn, *args, **kwargs):

@@ -13,14 +13,13 @@ of the update; ``solution`` is the same loop without it.
 
 # --8<-- [start:module]
 import math
-import numbers
 from collections import OrderedDict
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from snippets.exercises import CheckError
+from snippets.exercises import CheckError, _is_number
 from snippets.grad_check import report_dead_grads
 
 LR = 0.1
@@ -203,7 +202,7 @@ def check(train, steps=10):
         raise ValueError(f"steps must be a positive int; got {steps!r}")
     losses = train(steps=steps, seed=0)
     if not isinstance(losses, (list, tuple)) or not all(
-            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in losses):
+            _is_number(v) for v in losses):
         raise CheckError(f"train must return a list of {steps + 1} losses as numbers (loss.item()), "
                           f"got {losses!r:.200}")
     if len(losses) != steps + 1:

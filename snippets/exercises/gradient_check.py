@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from snippets.exercises import CheckError
+from snippets.exercises import CheckError, _is_number
 from snippets.finite_diff import central_difference
 from snippets.two_layer import forward, make_tensors
 
@@ -104,6 +104,16 @@ def check(fn, seeds=(0, 1, 2)):
                 f"the check ran in {r.get('dtype')}: a difference quotient in float32 has a rounding "
                 "error of about 1e-7 * |L| / h, too large to tell a right gradient from a wrong one; use float64"
             )
+        for key in ("autograd", "numeric", "rel_error", "layer_rel_error"):
+            if not _is_number(r[key]):
+                raise CheckError(f"seed {seed}: {key} must be a number (.item() of a tensor), "
+                                 f"got {r[key]!r:.80}")
+        t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
+        shape, index = tuple(t["W1"].shape), r["index"]
+        if not (isinstance(index, (tuple, list)) and len(index) == 2 and all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i, n in zip(index, shape))):
+            raise CheckError(f"seed {seed}: index must be the (row, column) of one weight of W1 "
+                             f"{shape}, got {index!r:.80}")
         for key, source in (("autograd", "autograd"), ("numeric", "the central difference")):
             if not math.isfinite(r[key]):
                 raise CheckError(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
@@ -115,7 +125,6 @@ def check(fn, seeds=(0, 1, 2)):
                 )
         if not abs(r["autograd"] - r["numeric"]) <= 1e-6 * max(1.0, abs(r["numeric"])):
             raise CheckError(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
-        t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
         forward(t)["L"].backward()
         want = t["W1"].grad[tuple(r["index"])].item()
         if not abs(r["numeric"] - want) <= 1e-6 * max(1.0, abs(want)):
