@@ -72,8 +72,13 @@ SETUP = f"""\
 TORCH = "{pinned()}"  # every cell of the book is verified on this version of torch
 import importlib, subprocess, sys, warnings
 try:
-    import snippets
+    import snippets.exercises
 except ImportError:
+    other = sys.modules.get("snippets")  # a module of that name, not the book's package
+    if other is not None:
+        where = getattr(other, "__file__", None) or list(other.__path__)
+        raise ImportError(f"`snippets` here is {{where}}, not the book's package: rename it, "
+                          "then restart the kernel") from None
     pip = [sys.executable, "-m", "pip", "install", WHEEL or "<the book's site>/downloads/<the wheel>"]
     done = subprocess.run(pip + ["--no-color"], capture_output=True, text=True) if WHEEL else None
     if done is None or done.returncode != 0:

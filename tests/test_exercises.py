@@ -315,6 +315,19 @@ def test_setup_cell_installs_from_the_address_it_is_given(tmp_path):
     assert "No such file or directory" in proc.stderr  # pip's error line, carried into the message
 
 
+@pytest.mark.parametrize("shadow", ["snippets.py", "snippets"])
+def test_setup_cell_names_a_module_of_that_name_that_is_not_the_books(tmp_path, shadow):
+    """A reader's snippets.py, or a folder named snippets, beside the notebook: the cell names it
+    (before, `import snippets` took it, and the next cell failed to import snippets.exercises)."""
+    path = tmp_path / shadow
+    path.write_text("") if shadow.endswith(".py") else path.mkdir()
+    proc = _run_setup("import sys; sys.path.insert(0, '')\n" + notebooks.SETUP, tmp_path, hide_package=True)
+    where = str(path) if shadow.endswith(".py") else repr([str(path)])
+    assert proc.returncode != 0
+    assert (f"ImportError: `snippets` here is {where}, not the book's package: rename it, then restart "
+            "the kernel") in proc.stderr, proc.stderr
+
+
 def test_build_adds_the_setup_cell_after_the_title(monkeypatch):
     nb = notebooks.build("01-hand-trace")
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
