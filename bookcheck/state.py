@@ -39,6 +39,8 @@ def _readers():
         "threads": torch.get_num_threads,
         "print options": _opts,
         "autocast (cpu)": lambda: torch.is_autocast_enabled("cpu"),
+        "autocast dtype (cpu)": lambda: torch.get_autocast_dtype("cpu"),
+        "float32 matmul precision": torch.get_float32_matmul_precision,
         "default device": torch.get_default_device,
     }
 
@@ -100,6 +102,8 @@ def _writers():
         "threads": lambda b: torch.set_num_threads(b["threads"]),
         "print options": print_options,
         "autocast (cpu)": autocast,
+        "autocast dtype (cpu)": lambda b: torch.set_autocast_dtype("cpu", b["autocast dtype (cpu)"]),
+        "float32 matmul precision": lambda b: torch.set_float32_matmul_precision(b["float32 matmul precision"]),
         "default device": device,
     }
 
