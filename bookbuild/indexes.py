@@ -338,9 +338,15 @@ def _queries(entries: list[Entry], separator: str) -> dict[str, str | None]:
 
 # The words a sentence pasted with no error's name in it excludes from titles: every heading of
 # the page of errors holds one of these (a type's "…Error" or "…Warning" is a word of its own in
-# the index), and sections elsewhere that hold one are left out too (measured: nine, such as
-# "The error, and how to read it").
+# the index), and sections elsewhere that hold one are left out too (measured: five, such as
+# "The error, and how to read it"; the index has no stemmer, so "errors" stays).
 SENTENCE_EXCLUDES = ("error", "warning")
+
+
+def index_title_words(title: str, separator: str) -> list[str]:
+    """The words of a title of the built search index (HTML: Material's tokenizer drops the
+    tags, so <code> adds no word "code")."""
+    return _title_words(re.sub(r"<[^>]*>", " ", title), separator)
 
 
 def _exclusions(page_path: Path, docs, separator: str) -> list[str]:
@@ -350,18 +356,25 @@ def _exclusions(page_path: Path, docs, separator: str) -> list[str]:
     that page and no other heading. ValueError names a title that has no such word."""
     base = site_address(page_path, "")
     ours = [d["title"] for d in docs if d["location"].split("#")[0] == base]
-    elsewhere = {w for d in docs if d["location"].split("#")[0] != base for w in _title_words(d["title"], separator)}
+    holders = {}  # {word: a title elsewhere that holds it}
+    for d in docs:
+        if d["location"].split("#")[0] != base:
+            for w in index_title_words(d["title"], separator):
+                holders.setdefault(w, d["location"])
     out = list(SENTENCE_EXCLUDES)
     left = []
     for title in ours:
-        words = set(_title_words(title, separator))
+        words = set(index_title_words(title, separator))
         if words.isdisjoint(out):
-            usable = {w for w in words - elsewhere if w not in STOP_WORDS and re.fullmatch(explain.WORD, w)}
+            usable = {w for w in words - holders.keys()
+                      if w not in STOP_WORDS and re.fullmatch(explain.WORD, w)}
             if not usable:
-                raise ValueError(f"the heading {title!r} of {page_path.name} holds no word that a "
-                                 f"sentence pasted into the search box can exclude: none of "
-                                 f"{SENTENCE_EXCLUDES}, and each other word is a word of a title on "
-                                 "another page; word it with the error's type")
+                taken = {w: holders[w] for w in sorted(words & holders.keys()) if w not in STOP_WORDS}
+                raise ValueError(f"the heading {title!r} of {page_path.name} holds neither of "
+                                 f"{SENTENCE_EXCLUDES}, and the headings elsewhere hold each of its "
+                                 f"other words ({taken}): reword one of those so that a word of "
+                                 "this heading is its own, or a sentence pasted into the search "
+                                 "box would list it")
             left.append(usable)
     while left:
         counts = {w: sum(w in u for u in left) for u in left for w in u}

@@ -70,15 +70,15 @@ SETUP = f"""\
 # is missing, this cell installs it from the book's site (see "Run the notebooks anywhere" there).
 {WHEEL_LINE}
 TORCH = "{pinned()}"  # every cell of the book is verified on this version of torch
-import importlib, subprocess, sys, warnings
+import importlib.util, subprocess, sys, warnings
 try:
     import snippets.exercises
 except ImportError:
-    other = sys.modules.get("snippets")  # a module of that name, not the book's package
-    if other is not None:
-        where = getattr(other, "__file__", None) or list(other.__path__)
-        raise ImportError(f"`snippets` here is {{where}}, not the book's package: rename it, "
-                          "then restart the kernel") from None
+    found = importlib.util.find_spec("snippets")
+    if found is not None and found.origin is not None:  # a module of that name
+        raise ImportError(f"`snippets` here is {{found.origin}}, not the book's "
+                          "package: rename it, then restart the kernel") from None
+    sys.modules.pop("snippets", None)  # a folder without __init__.py hides nothing
     pip = [sys.executable, "-m", "pip", "install", WHEEL or "<the book's site>/downloads/<the wheel>"]
     done = subprocess.run(pip + ["--no-color"], capture_output=True, text=True) if WHEEL else None
     if done is None or done.returncode != 0:

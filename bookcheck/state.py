@@ -40,7 +40,6 @@ def _readers():
         "print options": _opts,
         "autocast (cpu)": lambda: torch.is_autocast_enabled("cpu"),
         "autocast dtype (cpu)": lambda: torch.get_autocast_dtype("cpu"),
-        "float32 matmul precision": torch.get_float32_matmul_precision,
         "default device": torch.get_default_device,
     }
 
@@ -103,7 +102,6 @@ def _writers():
         "print options": print_options,
         "autocast (cpu)": autocast,
         "autocast dtype (cpu)": lambda b: torch.set_autocast_dtype("cpu", b["autocast dtype (cpu)"]),
-        "float32 matmul precision": lambda b: torch.set_float32_matmul_precision(b["float32 matmul precision"]),
         "default device": device,
     }
 

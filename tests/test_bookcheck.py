@@ -122,7 +122,6 @@ def test_every_state_read_has_its_reset():
     "keep = torch.inference_mode(); keep.__enter__()",
     "torch.set_autocast_enabled('cpu', True)",
     "torch.set_autocast_dtype('cpu', torch.float16)",
-    "torch.set_float32_matmul_precision('medium')",
     "torch.set_default_dtype(torch.float64)",
     "torch.set_grad_enabled(False)",
     "torch.set_printoptions(precision=2, sci_mode=True)",
@@ -142,7 +141,6 @@ def test_every_checked_state_is_also_reset(tmp_path, leak):
         assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
         assert not torch.is_autocast_enabled("cpu") and torch.get_default_dtype() == torch.float32
         assert torch.get_autocast_dtype("cpu") == torch.bfloat16
-        assert torch.get_float32_matmul_precision() == "highest"
         assert torch.zeros(1).device.type == "cpu"
         ```
         ''')

@@ -315,17 +315,31 @@ def test_setup_cell_installs_from_the_address_it_is_given(tmp_path):
     assert "No such file or directory" in proc.stderr  # pip's error line, carried into the message
 
 
-@pytest.mark.parametrize("shadow", ["snippets.py", "snippets"])
+@pytest.mark.parametrize("shadow", ["snippets.py", "snippets/__init__.py", "raises"])
 def test_setup_cell_names_a_module_of_that_name_that_is_not_the_books(tmp_path, shadow):
-    """A reader's snippets.py, or a folder named snippets, beside the notebook: the cell names it
-    (before, `import snippets` took it, and the next cell failed to import snippets.exercises)."""
-    path = tmp_path / shadow
-    path.write_text("") if shadow.endswith(".py") else path.mkdir()
+    """A reader's snippets.py or snippets package beside the notebook, one that raises
+    ImportError itself too: the cell names it (before, `import snippets` took it, and the next
+    cell failed to import snippets.exercises)."""
+    path = tmp_path / ("snippets.py" if shadow == "raises" else shadow)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("import not_a_module_anywhere\n" if shadow == "raises" else "")
     proc = _run_setup("import sys; sys.path.insert(0, '')\n" + notebooks.SETUP, tmp_path, hide_package=True)
-    where = str(path) if shadow.endswith(".py") else repr([str(path)])
     assert proc.returncode != 0
-    assert (f"ImportError: `snippets` here is {where}, not the book's package: rename it, then restart "
+    assert (f"ImportError: `snippets` here is {path}, not the book's package: rename it, then restart "
             "the kernel") in proc.stderr, proc.stderr
+
+
+def test_setup_cell_takes_a_folder_without_init_for_no_package(tmp_path):
+    """A folder named snippets without __init__.py hides nothing: with the package installed the
+    cell passes; without it, the cell installs (here: says what to run, the copy has no address)."""
+    (tmp_path / "snippets").mkdir()
+    beside = "import sys; sys.path.insert(0, '')\n"
+    installed = _run_setup(beside + notebooks.SETUP + "\nprint(snippets.exercises.__file__)", tmp_path,
+                           hide_package=False)
+    assert installed.returncode == 0 and str(notebooks.ROOT / "snippets" / "exercises") in installed.stdout, \
+        installed.stderr
+    missing = _run_setup(beside + notebooks.SETUP, tmp_path, hide_package=True)
+    assert "is not installed and could not be installed (this copy has no address" in missing.stderr
 
 
 def test_build_adds_the_setup_cell_after_the_title(monkeypatch):
@@ -456,6 +470,13 @@ def test_checks_want_numbers_where_a_result_holds_numbers():
         "FAIL: seed 0: numeric must be a number (.item() of a tensor), got '0.1'")
     assert attempt(gradient_check.check, with_index).startswith(
         "FAIL: seed 0: index must be the (row, column) of one weight of W1 (3, 5), got (3, 2)")
+    import numpy as np
+
+    def numpy_index(seed=0):
+        r = gradient_check.solution(seed)
+        return {**r, "index": tuple(np.int64(i) for i in r["index"])}
+
+    assert attempt(gradient_check.check, numpy_index) == "PASS"
     assert attempt(accumulation.check_two_passes, lambda: [True, 56.0]).startswith(
         "FAIL: two_passes must return a list of floats")
     with pytest.raises(ValueError, match="finite numbers"):

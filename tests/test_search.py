@@ -145,7 +145,7 @@ def test_a_sentence_excludes_every_heading_of_the_page_of_errors_and_no_other(bu
     ours = [d for d in full["docs"] if d["location"].split("#")[0] == base]
     assert len(ours) > 100
     for doc in full["docs"]:
-        words = set(indexes._title_words(doc["title"], sep))
+        words = set(indexes.index_title_words(doc["title"], sep))
         if doc in ours:
             assert words & set(exclude), f"{doc['location']}: {doc['title']!r} holds none of {exclude}"
         else:
@@ -160,8 +160,14 @@ def test_the_excluded_words_cover_a_heading_without_error_and_refuse_one_they_ca
             dict(location="part1/x/#c", title="Failed to trace a graph")]
     assert indexes._exclusions(page, docs, separator()) == ["error", "warning", "builtin"]
     docs.append(dict(location=base + "#d", title="Trace failed"))
-    with pytest.raises(ValueError, match="'Trace failed' of errors.md holds no word"):
+    with pytest.raises(ValueError, match=r"'Trace failed' of errors.md holds neither .*\(\{'failed': "
+                                         r"'part1/x/#c', 'trace': 'part1/x/#c'\}\): reword one of those"):
         indexes._exclusions(page, docs, separator())
+    # a tag is no word: <code> around a heading does not make "code" one of its words
+    tagged = [dict(location=base + "#e", title="<code>Unsupported: trace</code>"),
+              dict(location="part1/y/", title="Unsupported trace")]
+    with pytest.raises(ValueError, match="'<code>Unsupported: trace</code>' of errors.md holds neither"):
+        indexes._exclusions(page, tagged, separator())
 
 
 def test_the_site_reads_a_message_as_explain_does(served, browser, built):

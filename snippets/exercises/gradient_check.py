@@ -13,6 +13,7 @@ Relative error: |autograd - numeric| / max(|autograd|, |numeric|, 1e-12).
 
 # --8<-- [start:module]
 import math
+import numbers
 
 import torch
 
@@ -111,7 +112,8 @@ def check(fn, seeds=(0, 1, 2)):
         t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
         shape, index = tuple(t["W1"].shape), r["index"]
         if not (isinstance(index, (tuple, list)) and len(index) == 2 and all(
-                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i, n in zip(index, shape))):
+                isinstance(i, numbers.Integral) and not isinstance(i, bool) and 0 <= i < n
+                for i, n in zip(index, shape))):
             raise CheckError(f"seed {seed}: index must be the (row, column) of one weight of W1 "
                              f"{shape}, got {index!r:.80}")
         for key, source in (("autograd", "autograd"), ("numeric", "the central difference")):
