@@ -356,11 +356,11 @@ def _exclusions(page_path: Path, docs, separator: str) -> list[str]:
     that page and no other heading. ValueError names a title that has no such word."""
     base = site_address(page_path, "")
     ours = [d["title"] for d in docs if d["location"].split("#")[0] == base]
-    holders = {}  # {word: a title elsewhere that holds it}
+    holders = {}  # {word: the addresses of the titles elsewhere that hold it}
     for d in docs:
         if d["location"].split("#")[0] != base:
             for w in index_title_words(d["title"], separator):
-                holders.setdefault(w, d["location"])
+                holders.setdefault(w, {})[d["location"]] = None
     out = list(SENTENCE_EXCLUDES)
     left = []
     for title in ours:
@@ -369,12 +369,12 @@ def _exclusions(page_path: Path, docs, separator: str) -> list[str]:
             usable = {w for w in words - holders.keys()
                       if w not in STOP_WORDS and re.fullmatch(explain.WORD, w)}
             if not usable:
-                taken = {w: holders[w] for w in sorted(words & holders.keys()) if w not in STOP_WORDS}
+                taken = {w: list(holders[w]) for w in sorted(words & holders.keys()) if w not in STOP_WORDS}
                 raise ValueError(f"the heading {title!r} of {page_path.name} holds neither of "
-                                 f"{SENTENCE_EXCLUDES}, and the headings elsewhere hold each of its "
-                                 f"other words ({taken}): reword one of those so that a word of "
-                                 "this heading is its own, or a sentence pasted into the search "
-                                 "box would list it")
+                                 f"{SENTENCE_EXCLUDES} and no word a query can exclude that is its "
+                                 f"own (held elsewhere: {taken}): name the error's type in it, or "
+                                 "reword those headings; else a sentence pasted into the search box "
+                                 "would list it")
             left.append(usable)
     while left:
         counts = {w: sum(w in u for u in left) for u in left for w in u}

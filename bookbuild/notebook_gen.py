@@ -70,15 +70,19 @@ SETUP = f"""\
 # is missing, this cell installs it from the book's site (see "Run the notebooks anywhere" there).
 {WHEEL_LINE}
 TORCH = "{pinned()}"  # every cell of the book is verified on this version of torch
-import importlib.util, subprocess, sys, warnings
+import importlib.util, os, subprocess, sys, warnings
 try:
     import snippets.exercises
 except ImportError:
     found = importlib.util.find_spec("snippets")
-    if found is not None and found.origin is not None:  # a module of that name
-        raise ImportError(f"`snippets` here is {{found.origin}}, not the book's "
-                          "package: rename it, then restart the kernel") from None
-    sys.modules.pop("snippets", None)  # a folder without __init__.py hides nothing
+    if found is not None and found.origin is not None:
+        places = found.submodule_search_locations or []
+        if any(os.path.isdir(os.path.join(p, "exercises")) for p in places):
+            raise  # the book's package is installed: its own error
+        raise ImportError(f"`snippets` here is {{found.origin}}, not the "
+                          "book's package: rename it, restart the kernel") from None
+    # a folder without __init__.py hides nothing: the install wins
+    sys.modules.pop("snippets", None)
     pip = [sys.executable, "-m", "pip", "install", WHEEL or "<the book's site>/downloads/<the wheel>"]
     done = subprocess.run(pip + ["--no-color"], capture_output=True, text=True) if WHEEL else None
     if done is None or done.returncode != 0:

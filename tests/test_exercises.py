@@ -325,7 +325,7 @@ def test_setup_cell_names_a_module_of_that_name_that_is_not_the_books(tmp_path, 
     path.write_text("import not_a_module_anywhere\n" if shadow == "raises" else "")
     proc = _run_setup("import sys; sys.path.insert(0, '')\n" + notebooks.SETUP, tmp_path, hide_package=True)
     assert proc.returncode != 0
-    assert (f"ImportError: `snippets` here is {path}, not the book's package: rename it, then restart "
+    assert (f"ImportError: `snippets` here is {path}, not the book's package: rename it, restart "
             "the kernel") in proc.stderr, proc.stderr
 
 
@@ -340,6 +340,44 @@ def test_setup_cell_takes_a_folder_without_init_for_no_package(tmp_path):
         installed.stderr
     missing = _run_setup(beside + notebooks.SETUP, tmp_path, hide_package=True)
     assert "is not installed and could not be installed (this copy has no address" in missing.stderr
+
+
+def _installed_copy(tmp_path, broken=False):
+    """A copy of the package in site/, as an install puts it (broken: its own import fails)."""
+    import shutil
+
+    site = tmp_path / "site"
+    shutil.copytree(notebooks.ROOT / "snippets", site / "snippets",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if broken:
+        init = site / "snippets" / "__init__.py"
+        init.write_text("import a_dependency_that_is_missing\n" + init.read_text())
+    return site
+
+
+def test_setup_cell_lets_the_installed_packages_own_import_error_through(tmp_path):
+    site = _installed_copy(tmp_path, broken=True)
+    proc = _run_setup(f"import sys; sys.path.append({str(site)!r})\n" + notebooks.SETUP, tmp_path,
+                      hide_package=True)
+    assert "No module named 'a_dependency_that_is_missing'" in proc.stderr, proc.stderr
+    assert "not the book's package" not in proc.stderr
+
+
+def test_setup_cell_installs_past_a_folder_without_init_and_the_next_cell_imports(tmp_path):
+    """The install succeeds (pip replaced by a copy into site/): the folder named snippets
+    beside the notebook, taken for a package by the failed import, must not stay in its way."""
+    (tmp_path / "snippets").mkdir()
+    site = tmp_path / "site"
+    fake_pip = (f"import subprocess, sys, shutil; sys.path.insert(0, ''); sys.path.append({str(site)!r})\n"
+                f"def run(cmd, **kw):\n"
+                f"    shutil.copytree({str(notebooks.ROOT / 'snippets')!r}, {str(site / 'snippets')!r})\n"
+                f"    return subprocess.CompletedProcess(cmd, 0, '', '')\n"
+                f"subprocess.run = run\n")
+    code = notebooks.SETUP.replace(notebooks.WHEEL_LINE, "WHEEL = 'the-wheel.whl'")
+    proc = _run_setup(fake_pip + code + "\nimport snippets.exercises\nprint(snippets.exercises.__file__)",
+                      tmp_path, hide_package=True)
+    assert proc.returncode == 0, proc.stderr
+    assert str(site / "snippets" / "exercises" / "__init__.py") in proc.stdout
 
 
 def test_build_adds_the_setup_cell_after_the_title(monkeypatch):

@@ -160,8 +160,8 @@ def test_the_excluded_words_cover_a_heading_without_error_and_refuse_one_they_ca
             dict(location="part1/x/#c", title="Failed to trace a graph")]
     assert indexes._exclusions(page, docs, separator()) == ["error", "warning", "builtin"]
     docs.append(dict(location=base + "#d", title="Trace failed"))
-    with pytest.raises(ValueError, match=r"'Trace failed' of errors.md holds neither .*\(\{'failed': "
-                                         r"'part1/x/#c', 'trace': 'part1/x/#c'\}\): reword one of those"):
+    with pytest.raises(ValueError, match=r"'Trace failed' of errors.md holds neither .*\(held elsewhere: \{'failed': "
+                                         r"\['part1/x/#c'\], 'trace': \['part1/x/#c'\]\}\): name the error's type"):
         indexes._exclusions(page, docs, separator())
     # a tag is no word: <code> around a heading does not make "code" one of its words
     tagged = [dict(location=base + "#e", title="<code>Unsupported: trace</code>"),

@@ -111,14 +111,15 @@ def check(fn, seeds=(0, 1, 2)):
                                  f"got {r[key]!r:.80}")
         t = make_tensors(seed=seed, dtype=torch.float64)   # the reference, computed here
         shape, index = tuple(t["W1"].shape), r["index"]
-        if not (isinstance(index, (tuple, list)) and len(index) == 2 and all(
-                isinstance(i, numbers.Integral) and not isinstance(i, bool) and 0 <= i < n
-                for i, n in zip(index, shape))):
+        if not (isinstance(index, (tuple, list)) and len(index) == 2
+                and all(isinstance(i, numbers.Integral) and not isinstance(i, bool)
+                        and 0 <= i < n for i, n in zip(index, shape))):
             raise CheckError(f"seed {seed}: index must be the (row, column) of one weight of W1 "
                              f"{shape}, got {index!r:.80}")
+        index = [int(i) for i in index]                # a NumPy integer too
         for key, source in (("autograd", "autograd"), ("numeric", "the central difference")):
             if not math.isfinite(r[key]):
-                raise CheckError(f"seed {seed}: {source} gives {r[key]} for W1{list(r['index'])}: not finite")
+                raise CheckError(f"seed {seed}: {source} gives {r[key]} for W1{index}: not finite")
         for key in ("rel_error", "layer_rel_error"):
             if not r[key] < TOLERANCE:
                 raise CheckError(
@@ -128,9 +129,9 @@ def check(fn, seeds=(0, 1, 2)):
         if not abs(r["autograd"] - r["numeric"]) <= 1e-6 * max(1.0, abs(r["numeric"])):
             raise CheckError(f"seed {seed}: autograd {r['autograd']!r} and numeric {r['numeric']!r} differ")
         forward(t)["L"].backward()
-        want = t["W1"].grad[tuple(r["index"])].item()
+        want = t["W1"].grad[tuple(index)].item()
         if not abs(r["numeric"] - want) <= 1e-6 * max(1.0, abs(want)):
-            raise CheckError(f"seed {seed}: the numeric gradient {r['numeric']!r} of W1{list(r['index'])} is "
+            raise CheckError(f"seed {seed}: the numeric gradient {r['numeric']!r} of W1{index} is "
                               f"not torch's {want!r}: compute it from the network of make_tensors(seed)")
 # --8<-- [end:check]
 # --8<-- [end:module]
