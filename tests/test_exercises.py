@@ -367,10 +367,10 @@ def test_setup_cell_installs_past_a_folder_without_init_and_the_next_cell_import
     """The install succeeds (pip replaced by a copy into site/): the folder named snippets
     beside the notebook, taken for a package by the failed import, must not stay in its way."""
     (tmp_path / "snippets").mkdir()
-    site = tmp_path / "site"
-    fake_pip = (f"import subprocess, sys, shutil; sys.path.insert(0, ''); sys.path.append({str(site)!r})\n"
+    site = _installed_copy(tmp_path)  # on the path once "pip" has run
+    fake_pip = (f"import subprocess, sys; sys.path.insert(0, '')\n"
                 f"def run(cmd, **kw):\n"
-                f"    shutil.copytree({str(notebooks.ROOT / 'snippets')!r}, {str(site / 'snippets')!r})\n"
+                f"    sys.path.append({str(site)!r})\n"
                 f"    return subprocess.CompletedProcess(cmd, 0, '', '')\n"
                 f"subprocess.run = run\n")
     code = notebooks.SETUP.replace(notebooks.WHEEL_LINE, "WHEEL = 'the-wheel.whl'")
