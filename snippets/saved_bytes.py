@@ -89,7 +89,12 @@ def track_saved(exclude=()):
             exclude is None or hasattr(exclude, "__iter__")):
         raise TypeError(f"exclude takes an iterable of tensors, got {type(exclude).__name__}: "
                         "pass model.parameters()")
+    once = exclude is not None and iter(exclude) is exclude  # a generator: read once
     exclude = [] if exclude is None else list(exclude)
+    if once and not exclude:
+        raise ValueError("exclude yielded no tensor: a generator such as model.parameters() is "
+                         "empty once read (by an optimizer, say); pass model.parameters() "
+                         "again, or None to exclude nothing")
     for t in exclude:
         if not isinstance(t, torch.Tensor):
             raise TypeError(
