@@ -143,7 +143,7 @@ def tracking_profile(model, x, how):
         hook = model.register_forward_hook(
             lambda module, args, output: during.append(all(p.requires_grad for p in module.parameters())))
         try:
-            with track_saved(exclude=model.parameters()) as saved:
+            with track_saved(exclude=list(model.parameters())) as saved:
                 out = _forward(model, x, how)
         finally:
             hook.remove()

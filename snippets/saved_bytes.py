@@ -83,6 +83,7 @@ def track_saved(exclude=()):
     """Record every tensor saved for backward inside the block; yield a ``SavedTensors``.
 
     ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted; None for none.
+    A generator that yields nothing is refused: one already read would exclude nothing.
     Use ``record.alive_bytes()`` after the block, while the graph is still alive.
     """
     if isinstance(exclude, (torch.nn.Module, torch.Tensor)) or not (
@@ -93,8 +94,9 @@ def track_saved(exclude=()):
     exclude = [] if exclude is None else list(exclude)
     if once and not exclude:
         raise ValueError("exclude yielded no tensor: a generator such as model.parameters() is "
-                         "empty once read (by an optimizer, say); pass model.parameters() "
-                         "again, or None to exclude nothing")
+                         "empty once read (by an optimizer, say), and the weights would be "
+                         "counted; pass model.parameters() again, or None for a model "
+                         "without parameters")
     for t in exclude:
         if not isinstance(t, torch.Tensor):
             raise TypeError(

@@ -62,7 +62,7 @@ def checkpoint_costs(model, x, mode):
         handles.append(layer.register_forward_hook(
             lambda m, args, out, name=name: finished.update([name]) if in_backward[0] else None))
     try:
-        with track_saved(exclude=model.parameters()) as record:
+        with track_saved(exclude=list(model.parameters())) as record:
             h = x
             for block in model:
                 h = _call(block, h, mode)

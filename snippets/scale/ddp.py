@@ -15,8 +15,8 @@ Invariants (tests/test_scale_ddp.py checks them against single-process reference
   which for shards of equal size is the gradient of the mean loss over the full batch;
 - a backward whose forward ran under ``no_sync()`` communicates nothing, and the accumulated
   local gradients are averaged by the first forward and backward outside it;
-- buffers are copied from rank 0 before a forward only when the forward before it prepared a
-  backward;
+- buffers are copied from rank 0 before the first forward, and then before a forward only when
+  the forward before it prepared a backward;
 - the first step all-reduces every gradient in one bucket; later steps cut the buckets at the
   cap, in the order the gradients became ready;
 - with ``find_unused_parameters=True`` the output's node is DDP's ``_DDPSinkBackward``;
@@ -125,8 +125,8 @@ def construction_and_average(rank, world_size):
 # --8<-- [start:buffers_skipped]
 def buffers_after_evaluation(rank, world_size):
     """A buffer changed on each rank after a forward under ``no_grad`` (an evaluation), then two
-    training forwards: the buffer after each. DDP copies rank 0's buffers before a forward only
-    when the forward before it prepared a backward."""
+    training forwards: the buffer after each. After the first forward, DDP copies rank 0's
+    buffers before a forward only when the forward before it prepared a backward."""
     model = make_model()
     model.register_buffer("seen", torch.tensor(10.0))
     ddp = DDP(model)
@@ -440,12 +440,15 @@ def checkpointed_steps(rank, world_size, steps=2, **options):
 
 def static_graph_tour(rank, world_size):
     """The same block applied twice under reentrant checkpointing, with DDP's default, with
-    ``static_graph=True``, and non-reentrant; then a spare head with ``static_graph=True``."""
+    ``static_graph=True``, and non-reentrant; then a spare head with ``static_graph=True``, and
+    non-reentrant with ``find_unused_parameters=True``."""
     return {
         "tied, default": checkpointed_steps(rank, world_size, tied=True),
         "tied, static_graph": checkpointed_steps(rank, world_size, tied=True, static_graph=True),
         "tied, non-reentrant": checkpointed_steps(rank, world_size, tied=True, use_reentrant=False),
         "spare, static_graph": checkpointed_steps(rank, world_size, spare=True, static_graph=True),
+        "spare, find_unused, non-reentrant": checkpointed_steps(
+            rank, world_size, spare=True, find_unused_parameters=True, use_reentrant=False),
     }
 # --8<-- [end:static_graph]
 
