@@ -140,6 +140,15 @@ def test_eager_vs_compiled_sees_a_wrong_gradient():
     assert not (result["max_abs_diff"] <= 1e-6 * result["max_abs_grad"])
 
 
+def test_eager_vs_compiled_compiles_past_the_shared_recompile_limit():
+    """Every compiled built-in module shares one count of recompilations (8 by default), and
+    models of different depths fail each other's guards: the tenth is still compiled, not
+    compared with an eager run of itself."""
+    nodes = [eager_vs_compiled(nn.Sequential(*[nn.Linear(3, 3), nn.Tanh()] * depth),
+                               torch.randn(4, 3))["node"] for depth in range(1, 11)]
+    assert nodes == ["CompiledFunctionBackward"] * 10
+
+
 def test_eager_vs_compiled_leaves_no_gradient_behind():
     model = mlp()
     eager_vs_compiled(model, torch.randn(4, 3))

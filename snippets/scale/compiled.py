@@ -163,7 +163,8 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     eager = [p.grad.clone() for p in params]
     model.zero_grad(set_to_none=True)
     torch.set_rng_state(rng)                      # the same dropout masks
-    out = torch.compile(model, backend=backend, options=options)(x)
+    # isolated: a model compiled after the shared count of recompilations ran out would run eagerly
+    out = torch.compile(model, backend=backend, options=options, isolate_recompiles=True)(x)
     node = type(out.grad_fn).__name__
     out.pow(2).mean().backward()
     diff = max((p.grad - e).abs().max().item() for p, e in zip(params, eager))
