@@ -115,9 +115,16 @@ def run_twice(train, seed):
                 out = [out]
             elif hasattr(out, "__iter__") and not isinstance(out, (str, bytes, dict)):
                 out = list(out)                        # a list, a tuple, model.parameters()
-            if not isinstance(out, list) or not out or not all(isinstance(t, torch.Tensor) for t in out):
+            if not isinstance(out, list) or not out:
                 raise TypeError("train() must return a non-empty list of tensors, e.g. "
-                                f"[p.detach() for p in model.parameters()]; got {type(out).__name__}")
+                                "[p.detach() for p in model.parameters()]; got "
+                                + ("an empty list" if isinstance(out, list) else type(out).__name__))
+            bad = next((i for i, t in enumerate(out) if not isinstance(t, torch.Tensor)), None)
+            if bad is not None:
+                advice = ("None, as the .grad of a parameter that got no gradient is: leave "
+                          "it out" if out[bad] is None else
+                          f"a {type(out[bad]).__name__}: return torch.tensor(values) for numbers")
+                raise TypeError(f"train() must return tensors only; its element {bad} is {advice}")
             runs.append([_comparable(t).detach().clone() for t in out])
     first, second = runs
     if [t.shape for t in first] != [t.shape for t in second]:
