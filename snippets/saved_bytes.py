@@ -83,20 +83,20 @@ def track_saved(exclude=()):
     """Record every tensor saved for backward inside the block; yield a ``SavedTensors``.
 
     ``exclude``: tensors (e.g. ``model.parameters()``) whose storage is not counted; None for none.
-    A generator that yields nothing is refused: one already read would exclude nothing.
+    An iterator that yields nothing is refused: one already read would exclude nothing.
     Use ``record.alive_bytes()`` after the block, while the graph is still alive.
     """
     if isinstance(exclude, (torch.nn.Module, torch.Tensor)) or not (
             exclude is None or hasattr(exclude, "__iter__")):
         raise TypeError(f"exclude takes an iterable of tensors, got {type(exclude).__name__}: "
                         "pass model.parameters()")
-    once = exclude is not None and iter(exclude) is exclude  # a generator: read once
+    once = exclude is not None and iter(exclude) is exclude  # an iterator: read once
     exclude = [] if exclude is None else list(exclude)
     if once and not exclude:
-        raise ValueError("exclude yielded no tensor: a generator such as model.parameters() is "
-                         "empty once read (by an optimizer, say), and the weights would be "
-                         "counted; pass model.parameters() again, or None for a model "
-                         "without parameters")
+        raise ValueError("exclude yielded no tensor: a generator such as "
+                         "model.parameters() is empty once read (by an optimizer, say), "
+                         "and the weights would be counted; pass a list, "
+                         "list(model.parameters()), which may be empty")
     for t in exclude:
         if not isinstance(t, torch.Tensor):
             raise TypeError(

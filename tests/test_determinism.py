@@ -77,8 +77,8 @@ def test_run_twice_sees_a_difference_in_an_imaginary_part_and_past_float64s_inte
 def test_run_twice_checks_its_input():
     with pytest.raises(TypeError, match="no arguments"):
         run_twice(3, 0)
-    with pytest.raises(TypeError, match="list of tensors"):
-        run_twice(lambda: [1.0], 0)
+    with pytest.raises(TypeError, match="its element 0 is a float: return torch.tensor"):
+        run_twice(lambda: [1.0], 0)                   # a number, not a tensor
     with pytest.raises(TypeError, match="list of tensors, e.g. .*; got NoneType"):
         run_twice(lambda: None, 0)                    # a train() that forgot its return
     assert run_twice(lambda: torch.ones(3), 0) == 0.0  # one tensor: compared whole

@@ -149,6 +149,17 @@ def test_eager_vs_compiled_compiles_past_the_shared_recompile_limit():
     assert nodes == ["CompiledFunctionBackward"] * 10
 
 
+def test_eager_vs_compiled_refuses_a_run_torch_made_eager():
+    """Past the limit of compilations in a process, torch runs the model eagerly: comparing
+    that run with the eager one would report no difference."""
+    with torch._dynamo.config.patch(accumulated_recompile_limit=1):
+        eager_vs_compiled(mlp(0), torch.randn(4, 3))
+        model = mlp(1)
+        with pytest.raises(RuntimeError, match=r"torch ran the model eagerly \(its output's node is "):
+            eager_vs_compiled(model, torch.randn(4, 3))
+    assert all(p.grad is None for p in model.parameters())
+
+
 def test_eager_vs_compiled_leaves_no_gradient_behind():
     model = mlp()
     eager_vs_compiled(model, torch.randn(4, 3))

@@ -50,7 +50,7 @@ def test_a_forward_under_no_grad_skips_the_next_forwards_buffer_copy(tour):
     # after the evaluation forward each rank holds 10 + rank + 1; the first training forward
     # keeps that, the second copies rank 0's
     for rank, r in enumerate(tour):
-        assert r["buffers after evaluation"] == [10.0 + rank + 1, 11.0]
+        assert r["buffers after evaluation"] == [11.0, 11.0 + rank + 1, 12.0]
 
 
 def test_only_broadcast_buffers_false_alone_or_init_sync_false_skips_the_copy_at_construction(tour):

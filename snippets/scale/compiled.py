@@ -130,7 +130,7 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     * ``max_abs_grad``: the largest |eager gradient|, the scale that difference is measured against.
 
     ``x`` is one batch as ``model`` takes it, e.g. (N, in_features). ``model``'s ``.grad`` are
-    set to None before and after. Under aot_eager both runs draw the same random numbers
+    set to None before and after. Each call compiles afresh (``isolate_recompiles=True``). Under aot_eager both runs draw the same random numbers
     (dropout); under inductor only with ``options={"fallback_random": True}``. A batch norm in
     training mode updates its running statistics in each run.
     """
@@ -163,9 +163,15 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     eager = [p.grad.clone() for p in params]
     model.zero_grad(set_to_none=True)
     torch.set_rng_state(rng)                      # the same dropout masks
-    # isolated: a model compiled after the shared count of recompilations ran out would run eagerly
+    # isolated from the count of recompilations every built-in module shares (8); a process
+    # still runs eagerly after 256 compilations in all, which the check below names
     out = torch.compile(model, backend=backend, options=options, isolate_recompiles=True)(x)
     node = type(out.grad_fn).__name__
+    if backend in ("aot_eager", "inductor") and node != "CompiledFunctionBackward":
+        model.zero_grad(set_to_none=True)
+        raise RuntimeError(f"torch ran the model eagerly (its output's node is {node}), so there "
+                           "is no compiled gradient to compare: a recompile limit was hit (see "
+                           "torch's warning); call torch.compiler.reset() first")
     out.pow(2).mean().backward()
     diff = max((p.grad - e).abs().max().item() for p, e in zip(params, eager))
     scale = max(e.abs().max().item() for e in eager)

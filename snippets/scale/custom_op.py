@@ -3,10 +3,10 @@
 ``scaled_softplus(x, beta) = log(1 + exp(beta * x)) / beta``, elementwise: x any shape,
 floating point; beta a positive float; the output has x's shape and dtype. It is the function
 ``torch.nn.functional.softplus(x, beta)`` computes, with its threshold (where ``beta * x > 20`` it
-returns ``x``), and agrees with it within ``torch.allclose``'s default tolerances in float32
-wherever ``beta * x`` fits x's dtype (in float16, beta = 2 at x = 40000 overflows to inf where
-softplus returns x). Its derivative is ``sigmoid(beta * x)``, also past the threshold, where
-softplus's is exactly 1.
+returns ``x``), and agrees with it within ``torch.allclose``'s default tolerances in float32;
+in float16 and bfloat16 only to a unit or so of their rounding (in float16, beta = 2 at
+x = 40000 overflows to inf where softplus returns x). Its derivative is ``sigmoid(beta * x)``,
+also past the threshold, where softplus's is exactly 1.
 
 Importing this module defines the operator once, with ``torch.library.custom_op``, and registers
 what ``torch.compile`` and autograd need from it: a fake implementation (the output's shape and

@@ -124,17 +124,18 @@ def construction_and_average(rank, world_size):
 
 # --8<-- [start:buffers_skipped]
 def buffers_after_evaluation(rank, world_size):
-    """A buffer changed on each rank after a forward under ``no_grad`` (an evaluation), then two
-    training forwards: the buffer after each. After the first forward, DDP copies rank 0's
-    buffers before a forward only when the forward before it prepared a backward."""
+    """A buffer changed on each rank before the first forward, an evaluation under ``no_grad``;
+    changed again, then two training forwards: the buffer after each forward. DDP copies rank
+    0's buffers before the first forward, then only when the forward before prepared a backward."""
     model = make_model()
     model.register_buffer("seen", torch.tensor(10.0))
     ddp = DDP(model)
     x, y = shard(rank, world_size)                    # (2, 2), (2, 1)
-    with torch.no_grad():
-        ddp(x)                                        # an evaluation forward
     model.seen += rank + 1.0                          # rank 0: 11, rank 1: 12
-    after = []
+    with torch.no_grad():
+        ddp(x)                                        # the first forward, an evaluation
+    after = [model.seen.item()]
+    model.seen += rank + 1.0                          # rank 0: 12, rank 1: 13
     for _ in range(2):
         loss_fn(ddp, x, y).backward()                 # a training forward (and its backward)
         after.append(model.seen.item())
