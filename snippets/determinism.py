@@ -121,8 +121,8 @@ def run_twice(train, seed):
                                 + ("an empty list" if isinstance(out, list) else type(out).__name__))
             bad = next((i for i, t in enumerate(out) if not isinstance(t, torch.Tensor)), None)
             if bad is not None:
-                advice = ("None, as the .grad of a parameter that got no gradient is: leave "
-                          "it out" if out[bad] is None else
+                advice = ("None (the .grad of a parameter that got no gradient is None): "
+                          "leave it out" if out[bad] is None else
                           f"a {type(out[bad]).__name__}: return torch.tensor(values) for numbers")
                 raise TypeError(f"train() must return tensors only; its element {bad} is {advice}")
             runs.append([_comparable(t).detach().clone() for t in out])

@@ -229,7 +229,7 @@ def _cases():
         ("determinism", "deterministic_algorithms", "type", lambda: ctx(call("determinism", "deterministic_algorithms")(warn_only="yes")), TypeError, "argument 'warn_only' must be bool, not str"),
         ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(5, 0), TypeError, "train must be a function of no arguments; got int"),
         ("determinism", "run_twice", "shape", lambda: call("determinism", "run_twice")(lambda: [], 0), TypeError, r"train\(\) must return a non-empty list of tensors, .*; got an empty list"),
-        ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(lambda: [torch.ones(1), None], 0), TypeError, r"its element 1 is None, as the .grad of a parameter that got no gradient is: leave it out"),
+        ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(lambda: [torch.ones(1), None], 0), TypeError, r"its element 1 is None \(the .grad of a parameter that got no gradient is None\): leave it out"),
         ("determinism", "run_twice", "type", lambda: call("determinism", "run_twice")(lambda: [0.5, 0.25], 0), TypeError, r"its element 0 is a float: return torch.tensor\(values\) for numbers"),
         # scale.launch
         ("scale.launch", "run_ranks", "type", lambda: call("scale.launch", "run_ranks")(lambda r, w: r), TypeError, "top level of an importable module"),

@@ -130,7 +130,8 @@ def eager_vs_compiled(model: torch.nn.Module, x: torch.Tensor, backend="aot_eage
     * ``max_abs_grad``: the largest |eager gradient|, the scale that difference is measured against.
 
     ``x`` is one batch as ``model`` takes it, e.g. (N, in_features). ``model``'s ``.grad`` are
-    set to None before and after. Each call compiles afresh (``isolate_recompiles=True``). Under aot_eager both runs draw the same random numbers
+    set to None before and after. Each call compiles afresh (``isolate_recompiles=True``).
+    Under aot_eager both runs draw the same random numbers
     (dropout); under inductor only with ``options={"fallback_random": True}``. A batch norm in
     training mode updates its running statistics in each run.
     """
